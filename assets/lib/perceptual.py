@@ -1,0 +1,560 @@
+"""Perceptual near-duplicate detection: signatures, sub-quadratic retrieval, per-pair verification.
+
+Why this shape: plain pHash misses flipped, rotated and cropped copies, and a
+large Hamming radius merges look-alikes.  So each image gets several *views*
+hashed with pHash (full frame, mirrored frame, crop windows, rotation-centre
+windows, de-rotated frames); a new image's views are looked up in
+multi-index-hashing tables of the earlier images' complementary views within a
+small radius, which yields candidates *and* a geometric hypothesis (which
+window, which angle, mirrored or not).  Each candidate pair is then verified by
+aligning two 32 px thumbnails around that hypothesis and requiring a high
+zero-mean normalised correlation of luminance (brightness-robust), enough
+overlap (barely-overlapping crops of one scene fail) and agreeing chroma
+(recoloured layouts fail).  No step compares all pairs.
+
+Exact duplicates are removed before this stage; this module never decodes
+anything but the one image it is given.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+import imagehash
+import numpy as np
+from PIL import Image, ImageOps
+
+from assets.lib.hamming_index import MultiIndexHammingIndex
+
+K = TypeVar("K", bound=Hashable)
+
+SIGNATURE_VERSION = 1
+HASH_BASE_SIDE = 128  # long side of the grey image every hash is computed from
+THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
+CHROMA_SIDE = 8  # verification chroma thumbnail (Cb, Cr; squashed)
+WINDOW_SCALES: tuple[float, ...] = (0.95, 0.90, 0.85)  # crop windows: side kept, as a fraction
+WINDOW_ANCHORS: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (0.5, 0.5))
+ROTATION_STEPS_DEG: tuple[float, ...] = (4.0, 8.0, 12.0)  # de-rotation angles tried (both signs)
+
+_MASK64 = (1 << 64) - 1
+
+
+def to_signed64(code: int) -> int:
+    """Unsigned 64-bit hash -> the signed value a DuckDB BIGINT column can hold."""
+    return code - (1 << 64) if code >= 1 << 63 else code
+
+
+def from_signed64(value: int) -> int:
+    """Inverse of :func:`to_signed64`."""
+    return value & _MASK64
+
+
+def fill_zoom(degrees: float, aspect: float) -> float:
+    """Zoom that makes a frame rotated by ``degrees`` fill the original frame (no empty corners)."""
+    theta = math.radians(abs(degrees))
+    return math.cos(theta) + max(aspect, 1.0 / aspect) * math.sin(theta)
+
+
+# --------------------------------------------------------------------------
+# signatures
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerceptualHashes:
+    """The hash ints the index needs (unsigned 64-bit); ~200 bytes per image."""
+
+    phash: int
+    dhash: int
+    phash_mirror: int
+    window_hashes: tuple[int, ...]  # pHash of each crop window, WINDOW_SCALES x WINDOW_ANCHORS
+    centre_hashes: tuple[int, ...]  # pHash of the centre window a rotation by each ROTATION_STEPS_DEG keeps
+    derotated_hashes: tuple[int, ...]  # pHash of the frame rotated by -a, +a for each a in ROTATION_STEPS_DEG
+    aspect_milli: int  # width / height x 1000, needed to place crop windows
+
+    @property
+    def aspect(self) -> float:
+        return self.aspect_milli / 1000
+
+    def views_to_bytes(self) -> bytes:
+        codes = (*self.window_hashes, *self.centre_hashes, *self.derotated_hashes)
+        return struct.pack(f">{len(codes)}Q", *codes)
+
+    def to_record(self) -> dict[str, int | bytes]:
+        return {
+            "phash": to_signed64(self.phash),
+            "dhash": to_signed64(self.dhash),
+            "phash_mirror": to_signed64(self.phash_mirror),
+            "view_hashes": self.views_to_bytes(),
+            "aspect_milli": self.aspect_milli,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, int | bytes]) -> PerceptualHashes:
+        """Read only the hash columns (enough for :meth:`PerceptualMatcher.index_existing`)."""
+        views = record["view_hashes"]
+        n_windows, n_centres = len(WINDOW_SCALES) * len(WINDOW_ANCHORS), len(ROTATION_STEPS_DEG)
+        expected = 8 * (n_windows + 3 * n_centres)
+        if not isinstance(views, bytes) or len(views) != expected:
+            raise ValueError(f"view_hashes must be {expected} bytes, got {type(views).__name__} of {len(views)}")
+        codes = struct.unpack(f">{expected // 8}Q", views)
+        aspect_milli = int(record["aspect_milli"])
+        if aspect_milli <= 0:
+            raise ValueError(f"aspect_milli must be positive, got {aspect_milli}")
+        return cls(
+            phash=from_signed64(int(record["phash"])),
+            dhash=from_signed64(int(record["dhash"])),
+            phash_mirror=from_signed64(int(record["phash_mirror"])),
+            window_hashes=codes[:n_windows],
+            centre_hashes=codes[n_windows : n_windows + n_centres],
+            derotated_hashes=codes[n_windows + n_centres :],
+            aspect_milli=aspect_milli,
+        )
+
+
+@dataclass(frozen=True)
+class PerceptualSignature:
+    """Hashes plus a ~1.2 KB verification thumbnail; ``to_record`` fits one DuckDB row."""
+
+    hashes: PerceptualHashes
+    thumb_luma: np.ndarray = field(repr=False)  # (THUMB_SIDE, THUMB_SIDE) uint8
+    thumb_chroma: np.ndarray = field(repr=False)  # (2, CHROMA_SIDE, CHROMA_SIDE) uint8: Cb, Cr
+
+    @property
+    def phash(self) -> int:
+        return self.hashes.phash
+
+    @property
+    def dhash(self) -> int:
+        return self.hashes.dhash
+
+    @property
+    def aspect(self) -> float:
+        return self.hashes.aspect
+
+    def to_record(self) -> dict[str, int | bytes]:
+        """Columns: phash, dhash, phash_mirror (signed BIGINT), view_hashes, thumb_luma, thumb_chroma (BLOB), aspect_milli, signature_version (INTEGER)."""
+        return {
+            **self.hashes.to_record(),
+            "thumb_luma": self.thumb_luma.astype(np.uint8).tobytes(),
+            "thumb_chroma": self.thumb_chroma.astype(np.uint8).tobytes(),
+            "signature_version": SIGNATURE_VERSION,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, int | bytes]) -> PerceptualSignature:
+        version = record.get("signature_version")
+        if version != SIGNATURE_VERSION:
+            raise ValueError(f"signature_version {version!r} is not {SIGNATURE_VERSION}; recompute the signature")
+        luma, chroma = record["thumb_luma"], record["thumb_chroma"]
+        if not isinstance(luma, bytes) or len(luma) != THUMB_SIDE**2:
+            raise ValueError(f"thumb_luma must be {THUMB_SIDE**2} bytes")
+        if not isinstance(chroma, bytes) or len(chroma) != 2 * CHROMA_SIDE**2:
+            raise ValueError(f"thumb_chroma must be {2 * CHROMA_SIDE**2} bytes")
+        return cls(
+            hashes=PerceptualHashes.from_record(record),
+            thumb_luma=np.frombuffer(luma, dtype=np.uint8).reshape(THUMB_SIDE, THUMB_SIDE),
+            thumb_chroma=np.frombuffer(chroma, dtype=np.uint8).reshape(2, CHROMA_SIDE, CHROMA_SIDE),
+        )
+
+
+def _hash_int(image_hash: imagehash.ImageHash) -> int:
+    return int(np.packbits(image_hash.hash.flatten()).view(">u8")[0])
+
+
+def _phash(gray: Image.Image) -> int:
+    return _hash_int(imagehash.phash(gray))
+
+
+def _window(gray: Image.Image, scale: float, anchor: tuple[float, float]) -> Image.Image:
+    """The window keeping ``scale`` of each side, placed at ``anchor`` (0 = left/top, 1 = right/bottom)."""
+    width, height = gray.size
+    w, h = scale * width, scale * height
+    left, top = anchor[0] * (width - w), anchor[1] * (height - h)
+    return gray.crop((round(left), round(top), round(left + w), round(top + h)))
+
+
+def _derotated(gray: Image.Image, degrees: float) -> Image.Image:
+    """Rotate by ``degrees`` and keep the centre region that has no empty corners."""
+    aspect = gray.width / gray.height
+    keep = 1.0 / fill_zoom(degrees, aspect)
+    turned = gray.rotate(degrees, resample=Image.Resampling.BILINEAR)
+    return _window(turned, keep, (0.5, 0.5))
+
+
+def compute_signature(img: Image.Image) -> PerceptualSignature:
+    """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy."""
+    if img.mode != "RGB":
+        raise ValueError(f"compute_signature needs an RGB image, got mode {img.mode}")
+    if min(img.size) < 8:
+        raise ValueError(f"image {img.size} is too small for a perceptual signature")
+    aspect = img.width / img.height
+    scale = HASH_BASE_SIDE / max(img.size)
+    base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
+    small = img.resize(base_size, Image.Resampling.BOX, reducing_gap=2.0) if scale < 1 else img.resize(base_size, Image.Resampling.BILINEAR)
+    gray = small.convert("L")
+
+    window_hashes = tuple(_phash(_window(gray, s, a)) for s in WINDOW_SCALES for a in WINDOW_ANCHORS)
+    centre_hashes = tuple(_phash(_window(gray, fill_zoom(a, aspect) ** -2, (0.5, 0.5))) for a in ROTATION_STEPS_DEG)
+    derotated_hashes = tuple(_phash(_derotated(gray, sign * a)) for a in ROTATION_STEPS_DEG for sign in (-1, 1))
+    hashes = PerceptualHashes(
+        phash=_phash(gray),
+        dhash=_hash_int(imagehash.dhash(gray)),
+        phash_mirror=_phash(gray.transpose(Image.Transpose.FLIP_LEFT_RIGHT)),
+        window_hashes=window_hashes,
+        centre_hashes=centre_hashes,
+        derotated_hashes=derotated_hashes,
+        aspect_milli=round(aspect * 1000),
+    )
+    thumb_luma = np.asarray(gray.resize((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BOX), dtype=np.uint8)
+    ycc = small.resize((CHROMA_SIDE, CHROMA_SIDE), Image.Resampling.BOX).convert("YCbCr")
+    thumb_chroma = np.asarray(ycc, dtype=np.uint8)[:, :, 1:].transpose(2, 0, 1).copy()
+    return PerceptualSignature(hashes=hashes, thumb_luma=thumb_luma, thumb_chroma=thumb_chroma)
+
+
+def signature_from_path(path: str | Path) -> PerceptualSignature:
+    """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`."""
+    with Image.open(path) as img:
+        if img.format == "JPEG":
+            img.draft("RGB", (2 * HASH_BASE_SIDE, 2 * HASH_BASE_SIDE))
+        upright = ImageOps.exif_transpose(img)
+        return compute_signature(upright.convert("RGB"))
+
+
+# --------------------------------------------------------------------------
+# verification
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Maps the query image B onto the indexed image A, in height-normalised, centred coordinates.
+
+    p_A = scale * R(degrees) * (mirror ? flip_x : id) * p_B + (dx, dy), where
+    p = ((u - 0.5) * aspect, v - 0.5) for normalised pixel position (u, v).
+    """
+
+    scale: float = 1.0
+    degrees: float = 0.0
+    dx: float = 0.0
+    dy: float = 0.0
+    mirror: bool = False
+
+
+@dataclass(frozen=True)
+class PerceptualParams:
+    """Retrieval radii and verification thresholds (defaults tuned on sample.synth, see bench/README.md)."""
+
+    phash_radius: int = 10  # full-frame pHash (resize, recompress, brightness); <= 11 keeps 2-bit chunk probes
+    dhash_radius: int = 10  # full-frame dHash: catches overlaid logos, which move pHash more than dHash
+    mirror_radius: int = 10  # query's mirrored pHash vs indexed pHash (horizontal flips)
+    window_radius: int = 8  # crop windows vs full frames (crops up to 15 % per side)
+    rotation_radius: int = 10  # de-rotated frames vs rotation-centre windows
+    n_chunks: int = 4  # multi-index hashing chunks (4 x 16 bits suits 10^4..10^7 images)
+    min_correlation: float = 0.80  # zero-mean normalised luminance correlation after alignment
+    trim_fraction: float = 0.12  # share of worst-agreeing pixels ignored (overlays cover <= 10 %)
+    min_overlap: float = 0.60  # share of B's thumbnail that must land inside A (a 15 % crop keeps 0.72)
+    min_chroma_cosine: float = 0.60  # cosine of (Cb, Cr) fields after alignment; hue turned >= 53 deg fails
+    grey_chroma_rms: float = 6.0  # below this chroma RMS (0..128 scale) an image counts as grey
+    refine_scale: tuple[float, ...] = (0.97, 1.0, 1.03)  # multiplicative scale steps around the hypothesis
+    refine_degrees: tuple[float, ...] = (-2.0, 0.0, 2.0)  # rotation steps around the hypothesis
+    refine_shift: tuple[float, ...] = (-0.03, 0.0, 0.03)  # translation steps (fraction of height)
+    signature_cache_size: int = 4096  # earlier runs' signatures kept after loading
+
+
+@dataclass(frozen=True)
+class PerceptualMatch(Generic[K]):
+    """A verified near-duplicate pair; ``b`` is the newer image, ``a`` the one it matched."""
+
+    a: K
+    b: K
+    method: str  # "phash" | "dhash" | "phash_mirror" | "crop_window" | "rotation"
+    distance: int  # Hamming bits of the retrieving hash pair
+    score: float  # best aligned luminance correlation
+
+
+def _centred_grid(side: int, aspect: float) -> tuple[np.ndarray, np.ndarray]:
+    centres = (np.arange(side, dtype=np.float64) + 0.5) / side - 0.5
+    xs = np.broadcast_to(centres[None, :] * aspect, (side, side)).ravel()
+    ys = np.broadcast_to(centres[:, None], (side, side)).ravel()
+    return xs, ys
+
+
+def _bilinear(image: np.ndarray, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sample ``image`` (h, w[, ...]) at normalised (u, v) arrays; returns (values, inside-mask)."""
+    side_y, side_x = image.shape[-2:]
+    x = u * side_x - 0.5
+    y = v * side_y - 0.5
+    inside = (x >= -0.5) & (x <= side_x - 0.5) & (y >= -0.5) & (y <= side_y - 0.5)
+    x = np.clip(x, 0, side_x - 1.0001)
+    y = np.clip(y, 0, side_y - 1.0001)
+    x0, y0 = x.astype(np.intp), y.astype(np.intp)
+    fx, fy = x - x0, y - y0
+    top = image[..., y0, x0] * (1 - fx) + image[..., y0, x0 + 1] * fx
+    bottom = image[..., y0 + 1, x0] * (1 - fx) + image[..., y0 + 1, x0 + 1] * fx
+    return top * (1 - fy) + bottom * fy, inside
+
+
+def _map_points(
+    alignments: list[Alignment], xs: np.ndarray, ys: np.ndarray, aspect_a: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised A coordinates, shape (len(alignments), n_points), of B's centred points."""
+    scale = np.array([a.scale for a in alignments])[:, None]
+    theta = np.radians([a.degrees for a in alignments])[:, None]
+    flip = np.where([a.mirror for a in alignments], -1.0, 1.0)[:, None]
+    bx, by = xs[None, :] * flip, ys[None, :]
+    cos, sin = np.cos(theta), np.sin(theta)
+    ax = scale * (cos * bx - sin * by) + np.array([a.dx for a in alignments])[:, None]
+    ay = scale * (sin * bx + cos * by) + np.array([a.dy for a in alignments])[:, None]
+    return ax / aspect_a + 0.5, ay + 0.5
+
+
+def _grid(seed: Alignment, scales: Iterable[float], degrees: Iterable[float], shifts: Iterable[float]) -> list[Alignment]:
+    shifts = list(shifts)
+    return [
+        Alignment(seed.scale * s, seed.degrees + d, seed.dx + tx, seed.dy + ty, seed.mirror)
+        for s in scales
+        for d in degrees
+        for tx in shifts
+        for ty in shifts
+    ]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of aligning B onto A: accepted, and the numbers that decided it."""
+
+    accepted: bool
+    correlation: float
+    overlap: float
+    chroma_cosine: float
+    alignment: Alignment
+
+
+def _masked_ncc(sampled: np.ndarray, target: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise zero-mean normalised correlation over pixels with weight 1; also the standardised rows."""
+    count = np.maximum(weight.sum(axis=1, keepdims=True), 1.0)
+    sa = (sampled - (sampled * weight).sum(axis=1, keepdims=True) / count) * weight
+    tb = (target - (target * weight).sum(axis=1, keepdims=True) / count) * weight
+    norm_a = np.sqrt((sa * sa).sum(axis=1, keepdims=True))
+    norm_b = np.sqrt((tb * tb).sum(axis=1, keepdims=True))
+    za, zb = sa / np.maximum(norm_a, 1e-6), tb / np.maximum(norm_b, 1e-6)
+    ncc = (za * zb).sum(axis=1)
+    flat = ((norm_a < 1e-6) | (norm_b < 1e-6))[:, 0]
+    return np.where(flat, -1.0, ncc), za, zb
+
+
+def _correlations(
+    a: PerceptualSignature, b: PerceptualSignature, candidates: list[Alignment], params: PerceptualParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate alignment: trimmed luminance correlation (-1 when the overlap is too small) and overlap.
+
+    Trimming drops the ``trim_fraction`` of overlapping pixels that disagree
+    most, so a logo or watermark over a few percent of the frame cannot sink
+    the score, while a different picture stays uncorrelated everywhere.
+    """
+    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
+    u, v = _map_points(candidates, xs, ys, a.aspect)
+    sampled, inside = _bilinear(a.thumb_luma.astype(np.float32), u, v)
+    weight = inside.astype(np.float32)
+    target = np.broadcast_to(b.thumb_luma.astype(np.float32).ravel()[None, :], sampled.shape)
+    _, za, zb = _masked_ncc(sampled, target, weight)
+    residual = np.where(inside, np.abs(za - zb), -1.0)
+    n_drop = int(params.trim_fraction * residual.shape[1])
+    if n_drop:
+        cut = np.partition(residual, residual.shape[1] - n_drop, axis=1)[:, -n_drop][:, None]
+        weight = weight * (residual < cut)
+    ncc, _, _ = _masked_ncc(sampled, target, weight)
+    overlap = inside.mean(axis=1)
+    return np.where(overlap >= params.min_overlap, ncc, -1.0), overlap
+
+
+def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment, params: PerceptualParams) -> Verdict:
+    """Align B's thumbnail onto A's starting from ``seed`` and apply the luminance, overlap and chroma tests.
+
+    The seed is tried alone first (most copies pass there); otherwise scale x
+    rotation, then translation, then scale x rotation again are searched around
+    the best alignment so far (coordinate ascent, 9 alignments per step).
+    """
+    scores, overlaps = _correlations(a, b, [seed], params)
+    best, best_score, overlap = seed, float(scores[0]), float(overlaps[0])
+    if best_score < params.min_correlation:
+        for step in ("scale_rotation", "shift", "scale_rotation"):
+            if step == "shift":
+                candidates = _grid(best, [1.0], [0.0], params.refine_shift)
+            else:
+                candidates = _grid(best, params.refine_scale, params.refine_degrees, [0.0])
+            scores, overlaps = _correlations(a, b, candidates, params)
+            i = int(np.argmax(scores))
+            if scores[i] > best_score:
+                best, best_score, overlap = candidates[i], float(scores[i]), float(overlaps[i])
+    chroma = _chroma_cosine(a, b, best, params)
+    accepted = best_score >= params.min_correlation and overlap >= params.min_overlap and chroma >= params.min_chroma_cosine
+    return Verdict(accepted, best_score, overlap, chroma, best)
+
+
+def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
+    """Cosine between the aligned (Cb, Cr) fields; 1.0 when both are grey, 0.0 when only one is."""
+    xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
+    u, v = _map_points([alignment], xs, ys, a.aspect)
+    sampled, inside = _bilinear(a.thumb_chroma.astype(np.float64) - 128.0, u[0], v[0])
+    target = b.thumb_chroma.astype(np.float64).reshape(2, -1) - 128.0
+    sampled, target = sampled[:, inside], target[:, inside]
+    if sampled.shape[1] == 0:
+        return 0.0
+    rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
+    grey_a, grey_b = rms_a < params.grey_chroma_rms, rms_b < params.grey_chroma_rms
+    if grey_a and grey_b:
+        return 1.0
+    if grey_a or grey_b:
+        return 0.0
+    return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
+
+
+# --------------------------------------------------------------------------
+# matcher
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Hint:
+    method: str
+    distance: int
+    alignment: Alignment
+
+
+_METHOD_ORDER = {"phash": 0, "dhash": 1, "phash_mirror": 2, "crop_window": 3, "rotation": 4}
+
+
+class PerceptualMatcher(Generic[K]):
+    """Streaming near-duplicate matcher: each new image is matched against everything indexed before it.
+
+    Earlier runs' images are indexed from their hashes alone; their thumbnails
+    are fetched through ``load_signatures`` only for candidates that need
+    verification, and a bounded LRU keeps recently loaded ones.
+    """
+
+    def __init__(
+        self,
+        params: PerceptualParams | None = None,
+        load_signatures: Callable[[list[K]], dict[K, PerceptualSignature]] | None = None,
+    ) -> None:
+        self.params = params or PerceptualParams()
+        self._load_signatures = load_signatures
+        chunks = self.params.n_chunks
+        self._full: MultiIndexHammingIndex[K] = MultiIndexHammingIndex(64, chunks)
+        self._dhash: MultiIndexHammingIndex[K] = MultiIndexHammingIndex(64, chunks)
+        self._windows: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
+        self._centres: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
+        self._derotated: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
+        self._aspects: dict[K, float] = {}
+        self._run_signatures: dict[K, PerceptualSignature] = {}
+        self._loaded: OrderedDict[K, PerceptualSignature] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._aspects)
+
+    def _add(self, key: K, hashes: PerceptualHashes) -> None:
+        if key in self._aspects:
+            raise ValueError(f"key {key!r} is already indexed")
+        self._aspects[key] = hashes.aspect
+        self._full.add(key, hashes.phash)
+        self._dhash.add(key, hashes.dhash)
+        for i, code in enumerate(hashes.window_hashes):
+            self._windows.add((key, i), code)
+        for i, code in enumerate(hashes.centre_hashes):
+            self._centres.add((key, i), code)
+        for i, code in enumerate(hashes.derotated_hashes):
+            self._derotated.add((key, i), code)
+
+    def index_existing(self, items: Iterable[tuple[K, PerceptualHashes | PerceptualSignature]]) -> None:
+        """Index earlier runs' images; only their hashes stay in memory."""
+        for key, item in items:
+            self._add(key, item.hashes if isinstance(item, PerceptualSignature) else item)
+
+    def _hints(self, b: PerceptualSignature) -> dict[K, list[_Hint]]:
+        p, h = self.params, b.hashes
+        hints: dict[K, list[_Hint]] = {}
+
+        def note(key: K, method: str, distance: int, alignment: Alignment) -> None:
+            hints.setdefault(key, []).append(_Hint(method, distance, alignment))
+
+        for key, d in self._full.query(h.phash, p.phash_radius):
+            note(key, "phash", d, Alignment())
+        for key, d in self._dhash.query(h.dhash, p.dhash_radius):
+            note(key, "dhash", d, Alignment())
+        for key, d in self._full.query(h.phash_mirror, p.mirror_radius):
+            note(key, "phash_mirror", d, Alignment(mirror=True))
+        windows = [(s, anchor) for s in WINDOW_SCALES for anchor in WINDOW_ANCHORS]
+        for (key, i), d in self._windows.query(h.phash, p.window_radius):  # B is a crop of A
+            s, (ax, ay) = windows[i]
+            aspect_a = self._aspects[key]
+            note(key, "crop_window", d, Alignment(scale=s, dx=(ax - 0.5) * (1 - s) * aspect_a, dy=(ay - 0.5) * (1 - s)))
+        for i, code in enumerate(h.window_hashes):  # A is a crop of B
+            s, (ax, ay) = windows[i]
+            for key, d in self._full.query(code, p.window_radius):
+                note(key, "crop_window", d, Alignment(scale=1 / s, dx=-(ax - 0.5) * (1 - s) * b.aspect / s, dy=-(ay - 0.5) * (1 - s) / s))
+        steps = [(sign * a, j) for j, a in enumerate(ROTATION_STEPS_DEG) for sign in (-1, 1)]
+        for i, code in enumerate(h.derotated_hashes):  # B is A rotated: B turned back matches A's centre
+            degrees, j = steps[i]
+            for (key, cj), d in self._centres.query(code, p.rotation_radius):
+                if cj == j:
+                    zoom = fill_zoom(degrees, b.aspect)
+                    note(key, "rotation", d, Alignment(scale=1 / zoom, degrees=-degrees))
+        for j, code in enumerate(h.centre_hashes):  # A is B rotated
+            for (key, i), d in self._derotated.query(code, p.rotation_radius):
+                degrees, dj = steps[i]
+                if dj == j:
+                    zoom = fill_zoom(degrees, b.aspect)
+                    note(key, "rotation", d, Alignment(scale=zoom, degrees=degrees))
+        return hints
+
+    def _signatures_for(self, keys: list[K]) -> dict[K, PerceptualSignature]:
+        found = {k: self._run_signatures[k] for k in keys if k in self._run_signatures}
+        for k in keys:
+            if k not in found and k in self._loaded:
+                self._loaded.move_to_end(k)
+                found[k] = self._loaded[k]
+        missing = [k for k in keys if k not in found]
+        if missing:
+            if self._load_signatures is None:
+                raise LookupError(f"{len(missing)} indexed images have no signature and no load_signatures was given")
+            loaded = self._load_signatures(missing)
+            absent = [k for k in missing if k not in loaded]
+            if absent:
+                raise LookupError(f"load_signatures returned no signature for {absent[:5]}")
+            for k in missing:
+                found[k] = self._loaded[k] = loaded[k]
+            while len(self._loaded) > self.params.signature_cache_size:
+                self._loaded.popitem(last=False)
+        return found
+
+    def match_one(self, key: K, signature: PerceptualSignature) -> list[PerceptualMatch[K]]:
+        """Verified matches of one new image against everything indexed; then index it."""
+        hints = self._hints(signature)
+        signatures = self._signatures_for(list(hints))
+        matches: list[PerceptualMatch[K]] = []
+        for other, other_hints in hints.items():
+            tried: set[Alignment] = set()
+            for hint in sorted(other_hints, key=lambda h: (_METHOD_ORDER[h.method], h.distance)):
+                if hint.alignment in tried:
+                    continue
+                tried.add(hint.alignment)
+                verdict = verify_pair(signatures[other], signature, hint.alignment, self.params)
+                if verdict.accepted:
+                    matches.append(PerceptualMatch(other, key, hint.method, hint.distance, round(verdict.correlation, 4)))
+                    break
+        self._add(key, signature.hashes)
+        self._run_signatures[key] = signature
+        return matches
+
+    def match_new(self, items: Iterable[tuple[K, PerceptualSignature]]) -> Iterator[PerceptualMatch[K]]:
+        """One streaming pass: each item is matched against all earlier ones, then indexed."""
+        for key, signature in items:
+            yield from self.match_one(key, signature)

@@ -1,0 +1,90 @@
+"""The shared image pool: cluster every eligible record by duplicate evidence and keep one per cluster."""
+
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from assets.clip_dedup import clip_duplicates
+from assets.filtering import pool_candidates
+from assets.lib.clusters import DuplicateEdge, PoolCandidate, assign_clusters
+from assets.perceptual_dedup import perceptual_duplicates
+from assets.settings import PoolSettings
+from assets.step import recorded_step
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+from warehouse.lineage import Entity, digest_of, entity_id
+
+DEDUP_STAGE = "dedup"
+DUPLICATE = "duplicate"
+
+
+@asset(
+    group_name="image_pool",
+    code_version="1",
+    deps=[pool_candidates, perceptual_duplicates, clip_duplicates],
+    description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP); every drop records cluster, method and distance.",
+)
+def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    allowlist = pool.filters.license_allowlist
+    rule = "highest resolution, then most permissive license (allow-list order), then redistribution allowed > unknown > restricted, then smallest record id"
+    with recorded_step(context, wh, {"representative_rule": rule, "license_order": allowlist}) as step:
+        with step.batch() as log:
+            candidates = [
+                PoolCandidate(*row)
+                for row in log.con.execute(
+                    "SELECT c.record_id, c.image_id, f.file_sha256, i.width, i.height, r.license, r.redistribution, r.domain"
+                    " FROM pool_candidate c JOIN record_file f USING (record_id) JOIN image i USING (image_id)"
+                    " JOIN source_record r USING (record_id) WHERE c.eligible ORDER BY c.record_id"
+                ).fetchall()
+            ]
+            edges = [
+                DuplicateEdge(*row)
+                for row in log.con.execute(
+                    "SELECT image_a, image_b, method, distance FROM duplicate_match ORDER BY image_a, image_b, method"
+                ).fetchall()
+            ]
+        assignments = assign_clusters(candidates, edges, allowlist)
+        kept = [a for a in assignments if a.is_representative]
+        dropped = [a for a in assignments if not a.is_representative]
+        item_ids = {a.record_id: entity_id("pool_item", digest_of([a.record_id, a.image_id])) for a in kept}
+        with step.batch() as log:
+            log.con.execute("DELETE FROM pool_member")
+            insert_rows(
+                log.con,
+                "pool_member",
+                [
+                    {**a.__dict__, "pool_item_id": item_ids.get(a.record_id), "activity_id": log.activity_id}
+                    for a in assignments
+                ],
+            )
+            log.entities(
+                Entity(item_ids[a.record_id], "pool_item", attributes={"domain": a.domain, "cluster_id": a.cluster_id})
+                for a in kept
+            )
+            log.generated(item_ids.values())
+            log.derived((item_ids[a.record_id], a.record_id, "selected_record") for a in kept)
+            log.derived((item_ids[a.record_id], a.image_id, "depicts") for a in kept)
+            log.used((a.record_id for a in assignments), "candidate")
+            log.rejected(
+                DEDUP_STAGE,
+                [
+                    (
+                        a.record_id,
+                        DUPLICATE,
+                        f"{a.cluster_id} (size {a.cluster_size}): kept {a.representative_record_id}; "
+                        f"matched {a.matched_image_id} by {a.match_method} at distance {a.match_distance:g}",
+                    )
+                    for a in dropped
+                ],
+            )
+            log.unrejected(DEDUP_STAGE, [a.record_id for a in kept])
+            log.con.execute(
+                "DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN (SELECT record_id FROM pool_member)",
+                [DEDUP_STAGE],
+            )
+        by_domain: dict[str, int] = {}
+        for a in kept:
+            by_domain[a.domain] = by_domain.get(a.domain, 0) + 1
+        step.counts.update({"kept": len(kept), "dropped_duplicates": len(dropped)})
+        step.notes["kept_by_domain"] = dict(sorted(by_domain.items()))
+    return MaterializeResult(metadata=step.summary())

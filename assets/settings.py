@@ -1,0 +1,73 @@
+"""Settings of the image-pool stages, filled from the user's config file (section ``pool``)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from dagster import Config, ConfigurableResource
+from pydantic import Field
+
+from assets.lib.images import FilterRules
+from assets.lib.sources import FolderDefaults
+
+
+class FolderSourceConfig(Config):
+    """A local folder of images; its provenance comes from here, as the files carry none."""
+
+    path: str
+    provider: str = Field(default="local folder", description="Who supplied the images")
+    license: Optional[str] = Field(default=None, description="License of every image in the folder")
+    creator: str = Field(default="unknown", description="Creator, or 'unknown' (never inferred)")
+    redistribution: str = Field(default="unknown", description="allowed | restricted | unknown")
+    domain: Optional[str] = Field(
+        default=None, description="photography | painting | virtual; subfolders named after a domain override it"
+    )
+    source_url_prefix: Optional[str] = Field(default=None, description="Public URL the folder mirrors, if any")
+
+    def defaults(self) -> FolderDefaults:
+        return FolderDefaults(
+            provider=self.provider,
+            license=self.license,
+            creator=self.creator,
+            redistribution=self.redistribution,
+            domain=self.domain,
+            source_url_prefix=self.source_url_prefix,
+        )
+
+
+class FilterConfig(Config):
+    min_side: int = Field(default=128, description="Shorter side below this many pixels: too_small")
+    max_side: int = Field(default=16384, description="Longer side above this many pixels: too_large_dimensions")
+    max_pixels: int = Field(default=100_000_000, description="Refuse to decode above this many pixels (bomb guard)")
+    max_aspect_ratio: float = Field(default=6.0, description="Long side / short side above this: extreme_aspect_ratio")
+    blank_max_std: float = Field(default=2.0, description="Largest channel std below this (0-255 scale): blank")
+    license_allowlist: list[str] = Field(
+        default=["CC0-1.0", "PDM-1.0", "CC-BY-4.0", "CC-BY-SA-4.0"],
+        description="Licenses admitted to the pool, most permissive first (the order breaks representative ties)",
+    )
+
+    def rules(self) -> FilterRules:
+        return FilterRules(
+            min_side=self.min_side,
+            max_side=self.max_side,
+            max_aspect_ratio=self.max_aspect_ratio,
+            blank_max_std=self.blank_max_std,
+            license_allowlist=tuple(self.license_allowlist),
+        )
+
+
+class DedupConfig(Config):
+    clip_threshold: float = Field(default=0.95, description="Cosine similarity at or above which CLIP calls two images near-duplicates")
+    perceptual: dict[str, Any] = Field(
+        default={}, description="Overrides of assets.lib.perceptual.PerceptualParams (radii, verification thresholds)"
+    )
+
+
+class PoolSettings(ConfigurableResource):
+    """What goes into the shared image pool and how it is filtered and de-duplicated."""
+
+    manifests: list[str] = Field(default=[], description="CSV or JSONL manifests: locator (URL or path) + provenance")
+    folders: list[FolderSourceConfig] = Field(default=[], description="Local folders of images")
+    filters: FilterConfig = Field(default_factory=FilterConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    batch_size: int = Field(default=256, description="Items per warehouse transaction; a crash loses at most one batch")

@@ -1,0 +1,58 @@
+"""Storing perceptual signatures in the warehouse and reading them back.
+
+Matching against earlier runs needs only the hash columns of every indexed image (a few dozen
+bytes each); thumbnails are read only for the few candidates that need verifying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from assets.lib.perceptual import PerceptualHashes, PerceptualSignature
+from warehouse.db import Warehouse
+
+HASH_COLUMNS = ("phash", "dhash", "phash_mirror", "view_hashes", "aspect_milli")
+THUMB_COLUMNS = ("thumb_luma", "thumb_chroma", "signature_version")
+
+
+def signature_row(image_id: str, signature: PerceptualSignature, activity_id: str) -> dict:
+    return {"image_id": image_id, **signature.to_record(), "activity_id": activity_id}
+
+
+def load_signatures(wh: Warehouse, image_ids: list[str]) -> dict[str, PerceptualSignature]:
+    if not image_ids:
+        return {}
+    columns = ("image_id", *HASH_COLUMNS, *THUMB_COLUMNS)
+    with wh.transaction() as con:
+        rows = con.execute(
+            f"SELECT {', '.join(columns)} FROM image_signature WHERE list_contains(?, image_id)", [image_ids]
+        ).fetchall()
+    return {row[0]: PerceptualSignature.from_record(dict(zip(columns[1:], row[1:]))) for row in rows}
+
+
+def _stream(wh: Warehouse, where: str, columns: tuple[str, ...], block: int) -> Iterator[tuple[str, dict]]:
+    last = ""
+    while True:
+        with wh.transaction() as con:
+            rows = con.execute(
+                f"SELECT s.image_id, {', '.join('s.' + c for c in columns)} FROM image_signature s"
+                f" WHERE ({where}) AND s.image_id > ? ORDER BY s.image_id LIMIT ?",
+                [last, block],
+            ).fetchall()
+        if not rows:
+            return
+        for row in rows:
+            yield row[0], dict(zip(columns, row[1:]))
+        last = rows[-1][0]
+
+
+def stream_hashes(wh: Warehouse, where: str, block: int = 50000) -> Iterator[tuple[str, PerceptualHashes]]:
+    """Hash columns of the images matching ``where`` (a condition on image_signature s), in keyset blocks."""
+    for image_id, record in _stream(wh, where, HASH_COLUMNS, block):
+        yield image_id, PerceptualHashes.from_record(record)
+
+
+def stream_signatures(wh: Warehouse, where: str, block: int = 2000) -> Iterator[tuple[str, PerceptualSignature]]:
+    """Full signatures (with thumbnails) of the images matching ``where``, in keyset blocks."""
+    for image_id, record in _stream(wh, where, HASH_COLUMNS + THUMB_COLUMNS, block):
+        yield image_id, PerceptualSignature.from_record(record)

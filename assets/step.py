@@ -1,0 +1,108 @@
+"""Recording each asset materialization as a provenance activity.
+
+A step opens its activity in one short transaction, writes its results in batches (each batch
+its own transaction, so a crash loses at most the batch in flight and a re-run resumes after
+the last committed one), and closes the activity with its status and counts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from dagster import AssetExecutionContext
+
+from warehouse.db import Warehouse
+from warehouse.lineage import ActivityLog, Agent, finish_activity, start_activity
+
+
+@lru_cache(maxsize=1)
+def aesforge_version() -> str:
+    try:
+        return version("aesforge")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+@lru_cache(maxsize=1)
+def source_revision() -> str | None:
+    """The git commit of the running code when it runs from a checkout, so provenance names the exact code."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def software_agent() -> Agent:
+    return Agent(
+        agent_id=f"software:aesforge@{aesforge_version()}",
+        kind="software",
+        name="aesforge",
+        version=aesforge_version(),
+    )
+
+
+class Step:
+    """One execution of one asset, as seen by the warehouse."""
+
+    def __init__(self, warehouse: Warehouse, activity_id: str) -> None:
+        self.warehouse = warehouse
+        self.activity_id = activity_id
+        self.counts: Counter[str] = Counter()
+        self.notes: dict[str, Any] = {}
+
+    @contextmanager
+    def batch(self) -> Iterator[ActivityLog]:
+        with self.warehouse.transaction() as con:
+            yield ActivityLog(con, self.activity_id)
+
+    def summary(self) -> dict[str, Any]:
+        return {**dict(sorted(self.counts.items())), **self.notes}
+
+
+@contextmanager
+def recorded_step(
+    context: AssetExecutionContext,
+    warehouse: Warehouse,
+    parameters: Mapping[str, Any],
+    extra_agents: tuple[tuple[Agent, str], ...] = (),
+) -> Iterator[Step]:
+    """Open an activity for this materialization and close it as success or failed."""
+    asset_key = context.asset_key.to_user_string()
+    code_version = context.assets_def.code_versions_by_key.get(context.asset_key) or "unversioned"
+    revision = source_revision()
+    full_version = f"aesforge {aesforge_version()}; {asset_key} v{code_version}" + (f"; git {revision}" if revision else "")
+    with warehouse.transaction() as con:
+        log = start_activity(
+            con,
+            asset_key=asset_key,
+            partition_key=context.partition_key if context.has_partition_key else None,
+            run_id=context.run_id,
+            code_version=full_version,
+            parameters=parameters,
+            agents=((software_agent(), "software"), *extra_agents),
+        )
+    step = Step(warehouse, log.activity_id)
+    try:
+        yield step
+    except BaseException as exc:
+        step.notes["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+        with warehouse.transaction() as con:
+            finish_activity(con, step.activity_id, "failed", step.summary())
+        raise
+    with warehouse.transaction() as con:
+        finish_activity(con, step.activity_id, "success", step.summary())

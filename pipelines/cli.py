@@ -1,0 +1,189 @@
+"""`aesforge`: run the pipeline headlessly against a config file, query the warehouse, make the sample.
+
+    aesforge sample [--out data/sample]
+    aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
+    aesforge sql [--config FILE] "SELECT ..."
+    aesforge provenance [--config FILE] ITEM_ID
+    aesforge demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config
+
+JOB_NAME = "image_pool_job"
+
+
+def image_pool_job_target():
+    """Module-level loader so Dagster's multiprocess executor can rebuild the job in each step process."""
+    from pipelines.definitions import defs
+
+    return defs.resolve_job_def(JOB_NAME)
+
+
+def _use_config(path: str | None) -> tuple[Path, dict]:
+    resolved = Path(path).expanduser().resolve() if path else config_path()
+    os.environ["AESFORGE_CONFIG"] = str(resolved)  # step processes load the same file
+    return resolved, load_config(resolved)
+
+
+def _instance(warehouse_path: str):
+    """A persistent Dagster instance: $DAGSTER_HOME, else a dagster_home folder beside the warehouse."""
+    from dagster import DagsterInstance
+
+    if not os.environ.get("DAGSTER_HOME"):
+        home = Path(warehouse_path).parent / "dagster_home"
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["DAGSTER_HOME"] = str(home)
+    return DagsterInstance.get()
+
+
+def run_pipeline(config_file: str | None, select: list[str] | None, executor: str) -> int:
+    from dagster import AssetKey, execute_job, reconstructable
+
+    from pipelines.assets import IMAGE_POOL_ASSETS
+
+    path, config = _use_config(config_file)
+    known = {a.key.to_user_string() for a in IMAGE_POOL_ASSETS}
+    unknown = sorted(set(select or []) - known)
+    if unknown:
+        print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
+        return 2
+    run_config = {"execution": {"config": {executor: {}}}}
+    print(f"aesforge: running {JOB_NAME} with {path} ({executor} executor)")
+    with _instance(config["warehouse"]["path"]) as instance:
+        result = execute_job(
+            reconstructable(image_pool_job_target),
+            instance=instance,
+            run_config=run_config,
+            asset_selection=[AssetKey(name) for name in select] if select else None,
+            raise_on_error=False,
+        )
+        run_id = result.run_id
+        failed = [e.step_key for e in result.all_events if e.is_step_failure]
+    print_summary(config["warehouse"]["path"], run_id)
+    if not result.success:
+        print(f"run {run_id} FAILED in step(s): {', '.join(failed) or 'see the Dagster event log'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def print_summary(warehouse_path: str, run_id: str) -> None:
+    from warehouse.db import Warehouse
+
+    wh = Warehouse(warehouse_path)
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_colwidth", 80)
+    steps = wh.query(
+        "SELECT asset_key, status, summary FROM activity WHERE run_id = ? ORDER BY started_at", [run_id]
+    )
+    print(f"\nrun {run_id}: what each stage did")
+    for asset_key, status, summary in steps.itertuples(index=False):
+        print(f"  {asset_key:<22} {status:<8} {json.dumps(json.loads(summary or '{}'), sort_keys=True)}")
+    print("\npool selection flow (all runs):")
+    print(wh.query("SELECT stage, n FROM pool_stage_counts ORDER BY step").to_string(index=False))
+    exclusions = wh.query(
+        "SELECT stage, reason_code, count(*) AS n FROM pool_exclusions GROUP BY ALL ORDER BY stage, reason_code"
+    )
+    if not exclusions.empty:
+        print("\nexcluded records by stage and reason:")
+        print(exclusions.to_string(index=False))
+    kept = wh.query("SELECT domain, count(*) AS n FROM pool_images GROUP BY domain ORDER BY domain")
+    if not kept.empty:
+        print("\nkept images by domain:")
+        print(kept.to_string(index=False))
+    print(f"\nwarehouse: {wh.path}")
+    print(f'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions, pool_stage_counts, provenance(id))')
+
+
+def run_sql(config_file: str | None, sql: str) -> int:
+    import duckdb
+
+    from warehouse.db import Warehouse
+
+    _, config = _use_config(config_file)
+    wh = Warehouse(config["warehouse"]["path"])
+    try:
+        frame = wh.query(sql)
+    except duckdb.Error as exc:
+        print(f"SQL error: {exc}", file=sys.stderr)
+        return 1
+    with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 100, "display.max_rows", 500):
+        print(frame.to_string(index=False) if not frame.empty else "(no rows)")
+    return 0
+
+
+def make_sample(out: str) -> int:
+    from sample.make_corpus import build_corpus
+
+    summary = build_corpus(Path(out))
+    print(f"sample corpus written to {Path(out).resolve()}: {json.dumps(summary.get('counts', {}), sort_keys=True)}")
+    return 0
+
+
+def demo() -> int:
+    """Generate the sample and run the whole pool on it with the bundled config."""
+    make_sample(str(SAMPLE_CONFIG.parent.parent / "data" / "sample"))
+    code = run_pipeline(str(SAMPLE_CONFIG), None, "multiprocess")
+    if code == 0:
+        _, config = _use_config(str(SAMPLE_CONFIG))
+        from warehouse.db import Warehouse
+
+        wh = Warehouse(config["warehouse"]["path"])
+        item = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY record_id LIMIT 1")
+        if item:
+            print(f"\nprovenance of one kept image ({item}):")
+            frame = wh.query(
+                "SELECT depth, entity_kind, derived_as, link, asset_key, run_id, source_url, license"
+                " FROM provenance(?) ORDER BY depth DESC, started_at",
+                [item],
+            )
+            print(frame.to_string(index=False))
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="aesforge", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    sample = commands.add_parser("sample", help="generate the deterministic sample corpus")
+    sample.add_argument("--out", default="data/sample")
+    run = commands.add_parser("run", help="materialize the pool (or a selection) headlessly")
+    run.add_argument("--config", help="config file (default: $AESFORGE_CONFIG, ./aesforge.yaml, or the sample config)")
+    run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets (e.g. source_records fetched_files)")
+    run.add_argument("--executor", choices=["multiprocess", "in_process"], default="multiprocess")
+    sql = commands.add_parser("sql", help="run SQL against the warehouse and print the result")
+    sql.add_argument("--config")
+    sql.add_argument("query")
+    provenance = commands.add_parser("provenance", help="where did this item come from")
+    provenance.add_argument("--config")
+    provenance.add_argument("item_id", help="an entity id, e.g. a pool_item_id from the pool_images view")
+    commands.add_parser("demo", help="generate the sample and run the whole pool on it")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "sample":
+            return make_sample(args.out)
+        if args.command == "run":
+            return run_pipeline(args.config, args.select, args.executor)
+        if args.command == "sql":
+            return run_sql(args.config, args.query)
+        if args.command == "provenance":
+            return run_sql(
+                args.config,
+                f"SELECT * FROM provenance('{args.item_id.replace(chr(39), chr(39) * 2)}') ORDER BY depth DESC, started_at",
+            )
+        return demo()
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

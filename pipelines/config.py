@@ -1,0 +1,85 @@
+"""The user's config file: one YAML document that says where the warehouse and blobs live,
+which sources feed the pool, and how each stage is tuned.
+
+Relative paths in the file are resolved against the file's own folder, so a config works from
+any working directory. Which file is used: ``$AESFORGE_CONFIG``, else ``./aesforge.yaml``, else
+the bundled sample config (``config/sample.yaml``, which reads the generated sample corpus).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dagster_aws.s3 import S3Resource
+
+from assets.settings import PoolSettings
+from resources.blob_store import BlobStoreResource
+from resources.clip_embedder import ClipEmbedderResource
+from resources.http_fetcher import HttpFetcherResource
+from resources.warehouse import WarehouseResource
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
+SECTIONS = {"warehouse", "blob_store", "fetch", "clip", "pool"}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("AESFORGE_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    local = Path.cwd() / "aesforge.yaml"
+    return local.resolve() if local.is_file() else SAMPLE_CONFIG
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """Read and path-resolve a config file; unknown sections are an error, not silently ignored."""
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    unknown = set(raw) - SECTIONS
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; expected some of {sorted(SECTIONS)}")
+    base = path.parent
+    config = {section: dict(raw.get(section) or {}) for section in SECTIONS}
+
+    def resolve(value: str) -> str:
+        return str((base / Path(value).expanduser()).resolve())
+
+    if "path" in config["warehouse"]:
+        config["warehouse"]["path"] = resolve(config["warehouse"]["path"])
+    if "root" in config["blob_store"]:
+        config["blob_store"]["root"] = resolve(config["blob_store"]["root"])
+    pretrained = config["clip"].get("pretrained")
+    if pretrained and (str(pretrained).startswith((".", "/", "~")) or str(pretrained).endswith((".pt", ".bin", ".safetensors"))):
+        config["clip"]["pretrained"] = resolve(str(pretrained))
+    pool = config["pool"]
+    pool["manifests"] = [resolve(m) for m in pool.get("manifests") or []]
+    pool["folders"] = [{**f, "path": resolve(f["path"])} for f in pool.get("folders") or []]
+    config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
+    config["blob_store"].setdefault("root", resolve("data/blobs"))
+    return config
+
+
+def build_resources(config: dict[str, Any]) -> dict[str, Any]:
+    """Dagster resources for every section of the config."""
+    blob = dict(config["blob_store"])
+    s3 = blob.pop("s3", None) or {}
+    try:
+        return {
+            "warehouse": WarehouseResource(**config["warehouse"]),
+            "blob_store": BlobStoreResource(**blob, s3=S3Resource(**s3)),
+            "http_fetcher": HttpFetcherResource(**config["fetch"]),
+            "clip": ClipEmbedderResource(**config["clip"]),
+            "pool": PoolSettings(**config["pool"]),
+        }
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -1,0 +1,138 @@
+"""The image pool's contract, as Great Expectations suites run by Dagster asset checks.
+
+Checks on ``image_pool`` are blocking: a pool that breaks its contract must not feed the
+critique, context or benchmark stages. Each outcome is also stored in the warehouse's
+``check_result`` table (the only thing this package writes).
+"""
+
+
+from collections.abc import Iterator, Sequence
+
+import great_expectations as gx
+import pandas as pd
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+
+from assets.collection import source_records
+from assets.lib.sources import DOMAINS, PROVENANCE_FIELDS, REDISTRIBUTION_VALUES
+from assets.pool import image_pool
+from assets.settings import PoolSettings
+from quality.gx_suite import Expectation, ExpectationOutcome, validate
+from resources.warehouse import WarehouseResource
+from warehouse.db import Warehouse, insert_rows
+from warehouse.lineage import canonical_json, utcnow
+
+
+def kept_pool_expectations(min_side: int, max_side: int) -> list[Expectation]:
+    e = gx.expectations
+    return [
+        Expectation("kept_record_ids_unique", "each kept record appears once", e.ExpectColumnValuesToBeUnique(column="record_id")),
+        Expectation("kept_image_ids_unique", "no image is kept twice", e.ExpectColumnValuesToBeUnique(column="image_id")),
+        Expectation(
+            "one_kept_per_duplicate_cluster",
+            "no two kept images share a duplicate cluster",
+            e.ExpectColumnValuesToBeUnique(column="cluster_id"),
+        ),
+        *(
+            Expectation(f"{field}_not_null", f"kept images carry {field}", e.ExpectColumnValuesToNotBeNull(column=field))
+            for field in PROVENANCE_FIELDS
+        ),
+        Expectation("domain_allowed", f"domain is one of {', '.join(DOMAINS)}", e.ExpectColumnValuesToBeInSet(column="domain", value_set=list(DOMAINS))),
+        Expectation(
+            "redistribution_allowed_values",
+            f"redistribution is one of {', '.join(REDISTRIBUTION_VALUES)}",
+            e.ExpectColumnValuesToBeInSet(column="redistribution", value_set=list(REDISTRIBUTION_VALUES)),
+        ),
+        Expectation(
+            "width_within_bounds",
+            f"width between {min_side} and {max_side} px",
+            e.ExpectColumnValuesToBeBetween(column="width", min_value=min_side, max_value=max_side),
+        ),
+        Expectation(
+            "height_within_bounds",
+            f"height between {min_side} and {max_side} px",
+            e.ExpectColumnValuesToBeBetween(column="height", min_value=min_side, max_value=max_side),
+        ),
+    ]
+
+
+SOURCE_RECORD_EXPECTATIONS = [
+    Expectation(
+        "record_ids_unique",
+        "one row per content-derived record id",
+        gx.expectations.ExpectColumnValuesToBeUnique(column="record_id"),
+    ),
+    Expectation(
+        "records_have_creator",
+        "creator is recorded ('unknown' when the source does not say)",
+        gx.expectations.ExpectColumnValuesToNotBeNull(column="creator"),
+    ),
+]
+
+_POOL_CHECK_NAMES = [x.name for x in kept_pool_expectations(1, 2)]
+
+
+def _store_and_report(
+    wh: Warehouse, run_id: str, asset_key: str, outcomes: Sequence[ExpectationOutcome], severity: AssetCheckSeverity
+) -> Iterator[AssetCheckResult]:
+    now = utcnow()
+    with wh.transaction() as con:
+        insert_rows(
+            con,
+            "check_result",
+            [
+                {
+                    "check_name": o.name,
+                    "asset_key": asset_key,
+                    "run_id": run_id,
+                    "passed": o.passed,
+                    "severity": severity.value,
+                    "details": canonical_json(
+                        {"description": o.description, "element_count": o.element_count,
+                         "unexpected_count": o.unexpected_count, "unexpected_sample": o.unexpected_sample}
+                    ),
+                    "evaluated_at": now,
+                }
+                for o in outcomes
+            ],
+            conflict="replace",
+        )
+    for o in outcomes:
+        yield AssetCheckResult(
+            asset_key=asset_key,
+            check_name=o.name,
+            passed=o.passed,
+            severity=severity,
+            description=o.description,
+            metadata={
+                "element_count": o.element_count,
+                "unexpected_count": o.unexpected_count,
+                "unexpected_sample": ", ".join(o.unexpected_sample) or "-",
+            },
+        )
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(name, asset=image_pool, blocking=True) for name in _POOL_CHECK_NAMES],
+    description="Great Expectations suite on the kept pool: ids, provenance fields, domains, sizes, one kept per cluster.",
+)
+def image_pool_contract(
+    context: AssetCheckExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
+) -> Iterator[AssetCheckResult]:
+    wh = warehouse.get_warehouse()
+    frame = wh.query("SELECT * FROM pool_images")
+    expectations = kept_pool_expectations(pool.filters.min_side, pool.filters.max_side)
+    outcomes = validate(frame, "image_pool", expectations)
+    yield from _store_and_report(wh, context.run.run_id, "image_pool", outcomes, AssetCheckSeverity.ERROR)
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(x.name, asset=source_records) for x in SOURCE_RECORD_EXPECTATIONS],
+    description="Great Expectations suite on source records: unique ids, creator recorded.",
+)
+def source_records_contract(
+    context: AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> Iterator[AssetCheckResult]:
+    wh = warehouse.get_warehouse()
+    frame: pd.DataFrame = wh.query("SELECT record_id, creator FROM source_record")
+    outcomes = validate(frame, "source_records", SOURCE_RECORD_EXPECTATIONS)
+    yield from _store_and_report(wh, context.run.run_id, "source_records", outcomes, AssetCheckSeverity.WARN)

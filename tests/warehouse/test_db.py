@@ -1,0 +1,82 @@
+import multiprocessing
+
+import duckdb
+import pytest
+
+from warehouse.db import Warehouse, apply_migrations, insert_rows, migrations
+from warehouse.lineage import Agent, Entity, finish_activity, start_activity
+
+
+def test_migrations_run_once_and_in_order(tmp_path):
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    first = apply_migrations(con)
+    assert first == [v for v, _, _ in migrations()]
+    assert apply_migrations(con) == []
+    rows = con.execute("SELECT version FROM schema_migration ORDER BY version").fetchall()
+    assert [r[0] for r in rows] == first
+
+
+def test_failed_transaction_leaves_nothing(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with pytest.raises(RuntimeError):
+        with wh.transaction() as con:
+            insert_rows(con, "agent", [{"agent_id": "a", "kind": "software", "name": "x"}])
+            raise RuntimeError("crash mid-batch")
+    assert wh.scalar("SELECT count(*) FROM agent") == 0
+
+
+def test_insert_rows_ignores_or_replaces_on_key(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.transaction() as con:
+        insert_rows(con, "agent", [{"agent_id": "a", "kind": "software", "name": "first"}])
+        insert_rows(con, "agent", [{"agent_id": "a", "kind": "software", "name": "second"}])
+    assert wh.scalar("SELECT name FROM agent") == "first"
+    with wh.transaction() as con:
+        insert_rows(con, "agent", [{"agent_id": "a", "kind": "software", "name": "third"}], conflict="replace")
+    assert wh.query("SELECT name FROM agent")["name"].tolist() == ["third"]
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    wh = Warehouse(path)
+    for i in range(n):
+        with wh.transaction() as con:
+            insert_rows(con, "agent", [{"agent_id": f"w{worker}-{i}", "kind": "software", "name": "x"}])
+
+
+def test_concurrent_processes_serialize_on_the_lock(tmp_path):
+    """Several processes writing one file (as Dagster's multiprocess executor does) all succeed."""
+    path = str(tmp_path / "w.duckdb")
+    Warehouse(path).scalar("SELECT 1")  # create the schema once
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_writer, args=(path, w, 15)) for w in range(3)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(120)
+    assert [p.exitcode for p in workers] == [0, 0, 0]
+    assert Warehouse(path).scalar("SELECT count(*) FROM agent") == 45
+
+
+def test_provenance_macro_walks_derivations_to_the_source(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.transaction() as con:
+        log = start_activity(
+            con, asset_key="collect", partition_key=None, run_id="run-1", code_version="v1",
+            parameters={"k": 1}, agents=[(Agent("software:aesforge@test", "software", "aesforge", "test"), "software")],
+        )
+        log.entities([Entity("source_record:r", "source_record"), Entity("file:f", "file"), Entity("image:i", "image")])
+        log.generated(["source_record:r", "file:f", "image:i"])
+        log.derived([("file:f", "source_record:r", "retrieved_from"), ("image:i", "file:f", "decoded_from")])
+        con.execute(
+            "INSERT INTO source_record VALUES ('source_record:r', 'manifest', 'm.csv', '/x.png', 'T', 'unknown',"
+            " 'P', 'https://example.invalid/x', 'CC0-1.0', 'allowed', 'painting', NULL, ?, now())",
+            [log.activity_id],
+        )
+        finish_activity(con, log.activity_id, "success", {})
+    chain = wh.query("SELECT * FROM provenance('image:i') ORDER BY depth")
+    assert chain["entity_id"].tolist() == ["image:i", "file:f", "source_record:r"]
+    assert chain["derived_as"].tolist()[1:] == ["decoded_from", "retrieved_from"]
+    assert chain["run_id"].tolist() == ["run-1"] * 3
+    source = chain[chain.entity_kind == "source_record"].iloc[0]
+    assert (source.source_url, source.license) == ("https://example.invalid/x", "CC0-1.0")
+    assert list(chain["agents"].iloc[0]) == ["software:aesforge@test"]

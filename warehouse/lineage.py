@@ -1,0 +1,213 @@
+"""Lineage API: the one way every stage records entities, activities, agents and PROV edges.
+
+Ids are content-derived so that recording the same thing twice is a no-op: an entity id is
+``<kind>:<sha256>``, an activity id hashes (asset, partition, run). All writers use
+insert-or-ignore, so a re-run adds no duplicate rows; decisions that may change between runs
+(rejections) are replaced in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from warehouse.db import insert_rows
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
+    """Hash a file in chunks, so files of any size are hashed in constant memory."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace, so equal values always hash equally."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest_of(value: Any) -> str:
+    return sha256_hex(canonical_json(value).encode("utf-8"))
+
+
+def entity_id(kind: str, digest: str) -> str:
+    return f"{kind}:{digest}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class Entity:
+    entity_id: str
+    kind: str
+    content_sha256: str | None = None
+    attributes: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Agent:
+    agent_id: str
+    kind: str
+    name: str
+    version: str | None = None
+    attributes: Mapping[str, Any] | None = None
+
+
+def activity_id_for(asset_key: str, partition_key: str | None, run_id: str) -> str:
+    return entity_id("activity", digest_of([asset_key, partition_key, run_id]))
+
+
+class ActivityLog:
+    """Writes the provenance of one activity (one step execution) through an open connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, activity_id: str) -> None:
+        self.con = con
+        self.activity_id = activity_id
+
+    def associate(self, agent: Agent, role: str) -> None:
+        record_agent(self.con, agent)
+        insert_rows(
+            self.con,
+            "was_associated_with",
+            [{"activity_id": self.activity_id, "agent_id": agent.agent_id, "role": role}],
+        )
+
+    def entities(self, entities: Iterable[Entity]) -> None:
+        now = utcnow()
+        rows = {
+            e.entity_id: {
+                "entity_id": e.entity_id,
+                "kind": e.kind,
+                "content_sha256": e.content_sha256,
+                "attributes": None if e.attributes is None else canonical_json(e.attributes),
+                "recorded_at": now,
+            }
+            for e in entities
+        }
+        insert_rows(self.con, "entity", list(rows.values()))
+
+    def generated(self, entity_ids: Iterable[str]) -> None:
+        now = utcnow()
+        ids = dict.fromkeys(entity_ids)
+        insert_rows(
+            self.con,
+            "was_generated_by",
+            [{"entity_id": e, "activity_id": self.activity_id, "generated_at": now} for e in ids],
+        )
+
+    def used(self, entity_ids: Iterable[str], role: str) -> None:
+        ids = dict.fromkeys(entity_ids)
+        insert_rows(
+            self.con,
+            "used",
+            [{"activity_id": self.activity_id, "entity_id": e, "role": role} for e in ids],
+        )
+
+    def derived(self, edges: Iterable[tuple[str, str, str]]) -> None:
+        """Record (entity, source entity, relation) edges."""
+        unique = dict.fromkeys(edges)
+        insert_rows(
+            self.con,
+            "was_derived_from",
+            [
+                {"entity_id": e, "source_entity_id": s, "relation": r, "activity_id": self.activity_id}
+                for e, s, r in unique
+            ],
+        )
+
+    def rejected(
+        self, stage: str, rejections: Iterable[tuple[str, str, str | None]], retryable: bool = False
+    ) -> None:
+        """Record (entity, reason code, detail) exclusions; the latest decision per stage wins."""
+        now = utcnow()
+        rows = {
+            entity: {
+                "entity_id": entity,
+                "stage": stage,
+                "reason_code": reason,
+                "detail": detail,
+                "retryable": retryable,
+                "activity_id": self.activity_id,
+                "recorded_at": now,
+            }
+            for entity, reason, detail in rejections
+        }
+        insert_rows(self.con, "rejection", list(rows.values()), conflict="replace")
+
+    def unrejected(self, stage: str, entity_ids: Iterable[str]) -> None:
+        """Withdraw earlier exclusions that no longer hold (a transient failure that now succeeded)."""
+        ids = list(dict.fromkeys(entity_ids))
+        if ids:
+            frame = pd.DataFrame({"entity_id": ids})
+            self.con.register("_aesforge_ids", frame)
+            try:
+                self.con.execute(
+                    "DELETE FROM rejection WHERE stage = ? AND entity_id IN (SELECT entity_id FROM _aesforge_ids)",
+                    [stage],
+                )
+            finally:
+                self.con.unregister("_aesforge_ids")
+
+
+def record_agent(con: duckdb.DuckDBPyConnection, agent: Agent) -> None:
+    insert_rows(
+        con,
+        "agent",
+        [
+            {
+                "agent_id": agent.agent_id,
+                "kind": agent.kind,
+                "name": agent.name,
+                "version": agent.version,
+                "attributes": None if agent.attributes is None else canonical_json(agent.attributes),
+            }
+        ],
+    )
+
+
+def start_activity(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    asset_key: str,
+    partition_key: str | None,
+    run_id: str,
+    code_version: str,
+    parameters: Mapping[str, Any],
+    agents: Iterable[tuple[Agent, str]],
+) -> ActivityLog:
+    """Open (or, on a step retry within the same run, reopen) an activity and link its agents."""
+    activity = activity_id_for(asset_key, partition_key, run_id)
+    con.execute(
+        "INSERT OR REPLACE INTO activity (activity_id, asset_key, partition_key, run_id, code_version,"
+        " parameters, started_at, ended_at, status, summary) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running', NULL)",
+        [activity, asset_key, partition_key, run_id, code_version, canonical_json(parameters), utcnow()],
+    )
+    log = ActivityLog(con, activity)
+    for agent, role in agents:
+        log.associate(agent, role)
+    return log
+
+
+def finish_activity(
+    con: duckdb.DuckDBPyConnection, activity_id: str, status: str, summary: Mapping[str, Any]
+) -> None:
+    con.execute(
+        "UPDATE activity SET ended_at = ?, status = ?, summary = ? WHERE activity_id = ?",
+        [utcnow(), status, canonical_json(summary), activity_id],
+    )

@@ -1,0 +1,68 @@
+-- pool_images: the kept images, one row per duplicate cluster, with their provenance fields and
+-- the run that decided the pool. pool_item_id feeds provenance().
+CREATE OR REPLACE VIEW pool_images AS
+SELECT
+    m.pool_item_id,
+    m.image_id,
+    m.record_id,
+    m.domain,
+    m.cluster_id,
+    m.cluster_size,
+    i.width,
+    i.height,
+    i.normalized_uri,
+    r.title,
+    r.creator,
+    r.provider,
+    r.source_url,
+    r.license,
+    r.redistribution,
+    r.locator,
+    a.run_id AS decided_in_run
+FROM pool_member m
+JOIN image i ON i.image_id = m.image_id
+JOIN source_record r ON r.record_id = m.record_id
+JOIN activity a ON a.activity_id = m.activity_id
+WHERE m.is_representative;
+
+-- duplicate_drops: every record dropped as a duplicate, with its cluster, the kept record, the
+-- neighbour it matched, the method (exact_bytes, exact_pixels, perceptual:<how>, clip) and distance.
+CREATE OR REPLACE VIEW duplicate_drops AS
+SELECT
+    m.record_id,
+    r.locator,
+    m.image_id,
+    m.cluster_id,
+    m.cluster_size,
+    m.representative_record_id,
+    k.locator AS representative_locator,
+    m.matched_image_id,
+    m.match_method,
+    m.match_distance
+FROM pool_member m
+JOIN source_record r ON r.record_id = m.record_id
+JOIN source_record k ON k.record_id = m.representative_record_id
+WHERE NOT m.is_representative;
+
+-- pool_exclusions: every input that did not make it into the pool and why, whatever the stage.
+-- Rejections of file bytes (e.g. undecodable) are shown against every record that pointed at them.
+CREATE OR REPLACE VIEW pool_exclusions AS
+SELECT r.record_id, r.locator, r.source_name, j.stage, j.reason_code, j.detail, a.asset_key, a.run_id
+FROM rejection j
+JOIN source_record r ON r.record_id = j.entity_id
+JOIN activity a ON a.activity_id = j.activity_id
+UNION ALL
+SELECT r.record_id, r.locator, r.source_name, j.stage, j.reason_code, j.detail, a.asset_key, a.run_id
+FROM rejection j
+JOIN record_file f ON 'file:' || f.file_sha256 = j.entity_id
+JOIN source_record r ON r.record_id = f.record_id
+JOIN activity a ON a.activity_id = j.activity_id;
+
+-- pool_stage_counts: how many records entered and left each stage, for the selection flow.
+CREATE OR REPLACE VIEW pool_stage_counts AS
+SELECT 'records' AS stage, 1 AS step, count(*) AS n FROM source_record
+UNION ALL SELECT 'fetched', 2, count(*) FROM record_file
+UNION ALL SELECT 'decoded', 3, count(*) FROM record_file f JOIN file_decode d USING (file_sha256) WHERE d.image_id IS NOT NULL
+UNION ALL SELECT 'eligible', 4, count(*) FROM pool_candidate WHERE eligible
+UNION ALL SELECT 'kept', 5, count(*) FROM pool_member WHERE is_representative
+UNION ALL SELECT 'dropped as duplicate', 6, count(*) FROM pool_member WHERE NOT is_representative;
