@@ -150,9 +150,6 @@ def _collect_manifest(context: AssetExecutionContext, step: Step, manifest: Path
 def _collect_folder(step: Step, folder: str, defaults, batch_size: int) -> None:
     root = Path(folder).resolve()
     folder_entity = entity_id("source_folder", digest_of(str(root)))
-    with step.batch() as log:
-        log.entities([Entity(folder_entity, "source_folder", attributes={"path": str(root)})])
-        log.used([folder_entity], "folder")
     for chunk in batched(scan_folder(root, defaults), batch_size):
         states = _file_state(step, [str(p) for p, _ in chunk])
         rows, seen = [], []
@@ -167,6 +164,8 @@ def _collect_folder(step: Step, folder: str, defaults, batch_size: int) -> None:
             seen.append((str(path), stat.st_size, stat.st_mtime_ns, sha))
         if rows:
             with step.batch() as log:
+                log.entities([Entity(folder_entity, "source_folder", attributes={"path": str(root)})])
+                log.used([folder_entity], "folder")
                 stored, rejected = _write_records(log, rows, folder_entity)
                 _remember_files(log, seen)
             step.counts["records"] += stored

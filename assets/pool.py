@@ -43,6 +43,11 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
                     "SELECT image_a, image_b, method, distance FROM duplicate_match ORDER BY image_a, image_b, method"
                 ).fetchall()
             ]
+        inputs = digest_of([[c.__dict__ for c in candidates], [e.__dict__ for e in edges], allowlist])
+        last = wh.scalar("SELECT input_digest FROM step_input_state WHERE asset_key = 'image_pool'")
+        if last == inputs:
+            step.notes["unchanged"] = "same candidates, duplicate evidence and license order as the last decision"
+            return MaterializeResult(metadata=step.summary())
         assignments = assign_clusters(candidates, edges, allowlist)
         kept = [a for a in assignments if a.is_representative]
         dropped = [a for a in assignments if not a.is_representative]
@@ -81,6 +86,12 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
             log.con.execute(
                 "DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN (SELECT record_id FROM pool_member)",
                 [DEDUP_STAGE],
+            )
+            insert_rows(
+                log.con,
+                "step_input_state",
+                [{"asset_key": "image_pool", "input_digest": inputs, "activity_id": log.activity_id}],
+                conflict="replace",
             )
         by_domain: dict[str, int] = {}
         for a in kept:

@@ -6,6 +6,7 @@ analytics would try to reach the internet; they are switched off before GX is im
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,7 +51,9 @@ def validate(frame: pd.DataFrame, suite_name: str, expectations: Sequence[Expect
     )
     suite = context.suites.add(gx.ExpectationSuite(name=suite_name))
     for item in expectations:
-        suite.add_expectation(item.expectation)
+        fresh = copy.deepcopy(item.expectation)  # GX binds an expectation to the suite it joins
+        fresh.id = None
+        suite.add_expectation(fresh)
     definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite_name, data=batch, suite=suite))
     result = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
     outcomes = []

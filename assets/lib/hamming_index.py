@@ -17,7 +17,11 @@ from itertools import combinations
 from math import comb
 from typing import Generic, TypeVar
 
+import numpy as np
+
 K = TypeVar("K", bound=Hashable)
+
+_MAX_PROBES = 1 << 16  # beyond this many probe values per chunk, scan the table instead
 
 
 @lru_cache(maxsize=None)
@@ -31,6 +35,12 @@ def flip_masks(width: int, max_bits: int) -> tuple[int, ...]:
                 mask |= 1 << p
             masks.append(mask)
     return tuple(masks)
+
+
+@lru_cache(maxsize=None)
+def flip_mask_array(width: int, max_bits: int) -> np.ndarray:
+    """:func:`flip_masks` as an array, so a query's probe values come from one vectorised XOR."""
+    return np.array(flip_masks(width, max_bits), dtype=np.uint64)
 
 
 def chunk_layout(n_bits: int, n_chunks: int) -> list[tuple[int, int]]:
@@ -98,16 +108,15 @@ class MultiIndexHammingIndex(Generic[K]):
                 continue
             value = (code >> shift) & ((1 << width) - 1)
             n_probes = sum(comb(width, k) for k in range(min(sub_radius, width) + 1))
-            if len(table) <= n_probes:
-                # Sparse table (or huge probe set): scanning occupied buckets is cheaper than probing.
+            if n_probes > _MAX_PROBES or 8 * len(table) < n_probes:
+                # Huge probe set or nearly empty table: scanning occupied buckets is cheaper (a probe is vectorised, a scan step is not).
                 for bucket, entries in table.items():
                     if (bucket ^ value).bit_count() <= sub_radius:
                         found.update(entries)
             else:
-                for mask in flip_masks(width, sub_radius):
-                    entries = table.get(value ^ mask)
-                    if entries is not None:
-                        found.update(entries)
+                probes = (flip_mask_array(width, sub_radius) ^ value).tolist()
+                for bucket in table.keys() & probes:
+                    found.update(table[bucket])
         return found
 
     def query(self, code: int, radius: int) -> list[tuple[K, int]]:

@@ -35,7 +35,7 @@ from assets.lib.hamming_index import MultiIndexHammingIndex
 K = TypeVar("K", bound=Hashable)
 
 SIGNATURE_VERSION = 1
-HASH_BASE_SIDE = 128  # long side of the grey image every hash is computed from
+HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
 CHROMA_SIDE = 8  # verification chroma thumbnail (Cb, Cr; squashed)
 WINDOW_SCALES: tuple[float, ...] = (0.95, 0.90, 0.85)  # crop windows: side kept, as a fraction
@@ -168,24 +168,28 @@ def _hash_int(image_hash: imagehash.ImageHash) -> int:
     return int(np.packbits(image_hash.hash.flatten()).view(">u8")[0])
 
 
-def _phash(gray: Image.Image) -> int:
-    return _hash_int(imagehash.phash(gray))
+_PHASH_SIDE = 32
+_DCT = np.cos(np.pi * np.outer(np.arange(8), 2 * np.arange(_PHASH_SIDE) + 1) / (2 * _PHASH_SIDE)).astype(np.float32)
 
 
-def _window(gray: Image.Image, scale: float, anchor: tuple[float, float]) -> Image.Image:
-    """The window keeping ``scale`` of each side, placed at ``anchor`` (0 = left/top, 1 = right/bottom)."""
-    width, height = gray.size
-    w, h = scale * width, scale * height
-    left, top = anchor[0] * (width - w), anchor[1] * (height - h)
-    return gray.crop((round(left), round(top), round(left + w), round(top + h)))
+def _phash_views(gray: np.ndarray, aspect: float, views: list[Alignment]) -> list[int]:
+    """pHash (imagehash's construction: 32 px grey, 8x8 lowest DCT-II terms > their median) of many views at once.
+
+    Each view is an :class:`Alignment` from the view's frame into the image;
+    all views are sampled from one small grey array in a single vectorised call.
+    """
+    xs, ys = _centred_grid(_PHASH_SIDE, aspect)
+    u, v = _map_points(views, xs, ys, aspect)
+    samples, _ = _bilinear(gray, u, v)
+    pixels = samples.reshape(len(views), _PHASH_SIDE, _PHASH_SIDE).astype(np.float32)
+    low = _DCT @ pixels @ _DCT.T  # (views, 8, 8)
+    bits = low.reshape(len(views), 64) > np.median(low.reshape(len(views), 64), axis=1, keepdims=True)
+    return [int(x) for x in np.packbits(bits, axis=1).view(">u8")[:, 0]]
 
 
-def _derotated(gray: Image.Image, degrees: float) -> Image.Image:
-    """Rotate by ``degrees`` and keep the centre region that has no empty corners."""
-    aspect = gray.width / gray.height
-    keep = 1.0 / fill_zoom(degrees, aspect)
-    turned = gray.rotate(degrees, resample=Image.Resampling.BILINEAR)
-    return _window(turned, keep, (0.5, 0.5))
+def _window_view(scale: float, anchor: tuple[float, float], aspect: float) -> Alignment:
+    """The crop window keeping ``scale`` of each side at ``anchor`` (0 = left/top, 1 = right/bottom)."""
+    return Alignment(scale=scale, dx=(anchor[0] - 0.5) * (1 - scale) * aspect, dy=(anchor[1] - 0.5) * (1 - scale))
 
 
 def compute_signature(img: Image.Image) -> PerceptualSignature:
@@ -197,19 +201,23 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
     aspect = img.width / img.height
     scale = HASH_BASE_SIDE / max(img.size)
     base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
-    small = img.resize(base_size, Image.Resampling.BOX, reducing_gap=2.0) if scale < 1 else img.resize(base_size, Image.Resampling.BILINEAR)
+    small = img.resize(base_size, Image.Resampling.BOX if scale < 1 else Image.Resampling.BILINEAR)
     gray = small.convert("L")
+    gray_array = np.asarray(gray, dtype=np.float32)
 
-    window_hashes = tuple(_phash(_window(gray, s, a)) for s in WINDOW_SCALES for a in WINDOW_ANCHORS)
-    centre_hashes = tuple(_phash(_window(gray, fill_zoom(a, aspect) ** -2, (0.5, 0.5))) for a in ROTATION_STEPS_DEG)
-    derotated_hashes = tuple(_phash(_derotated(gray, sign * a)) for a in ROTATION_STEPS_DEG for sign in (-1, 1))
+    views = [Alignment(), Alignment(mirror=True)]
+    views += [_window_view(s, a, aspect) for s in WINDOW_SCALES for a in WINDOW_ANCHORS]
+    views += [Alignment(scale=fill_zoom(a, aspect) ** -2) for a in ROTATION_STEPS_DEG]
+    views += [Alignment(scale=1 / fill_zoom(a, aspect), degrees=sign * a) for a in ROTATION_STEPS_DEG for sign in (-1, 1)]
+    codes = _phash_views(gray_array, aspect, views)
+    n_windows, n_steps = len(WINDOW_SCALES) * len(WINDOW_ANCHORS), len(ROTATION_STEPS_DEG)
     hashes = PerceptualHashes(
-        phash=_phash(gray),
+        phash=_hash_int(imagehash.phash(gray)),
         dhash=_hash_int(imagehash.dhash(gray)),
-        phash_mirror=_phash(gray.transpose(Image.Transpose.FLIP_LEFT_RIGHT)),
-        window_hashes=window_hashes,
-        centre_hashes=centre_hashes,
-        derotated_hashes=derotated_hashes,
+        phash_mirror=codes[1],
+        window_hashes=tuple(codes[2 : 2 + n_windows]),
+        centre_hashes=tuple(codes[2 + n_windows : 2 + n_windows + n_steps]),
+        derotated_hashes=tuple(codes[2 + n_windows + n_steps :]),
         aspect_milli=round(aspect * 1000),
     )
     thumb_luma = np.asarray(gray.resize((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BOX), dtype=np.uint8)
@@ -260,8 +268,8 @@ class PerceptualParams:
     min_correlation: float = 0.80  # zero-mean normalised luminance correlation after alignment
     trim_fraction: float = 0.12  # share of worst-agreeing pixels ignored (overlays cover <= 10 %)
     min_overlap: float = 0.60  # share of B's thumbnail that must land inside A (a 15 % crop keeps 0.72)
-    min_chroma_cosine: float = 0.60  # cosine of (Cb, Cr) fields after alignment; hue turned >= 53 deg fails
-    grey_chroma_rms: float = 6.0  # below this chroma RMS (0..128 scale) an image counts as grey
+    min_chroma_cosine: float = 0.85  # cosine of aligned (Cb, Cr) fields; a hue turned by >= ~32 deg fails
+    grey_chroma_rms: float = 3.0  # chroma RMS (0..128) below which an image counts as grey; both grey: skip the test
     refine_scale: tuple[float, ...] = (0.97, 1.0, 1.03)  # multiplicative scale steps around the hypothesis
     refine_degrees: tuple[float, ...] = (-2.0, 0.0, 2.0)  # rotation steps around the hypothesis
     refine_shift: tuple[float, ...] = (-0.03, 0.0, 0.03)  # translation steps (fraction of height)
@@ -400,7 +408,7 @@ def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment,
 
 
 def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
-    """Cosine between the aligned (Cb, Cr) fields; 1.0 when both are grey, 0.0 when only one is."""
+    """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
     xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
     u, v = _map_points([alignment], xs, ys, a.aspect)
     sampled, inside = _bilinear(a.thumb_chroma.astype(np.float64) - 128.0, u[0], v[0])
@@ -409,11 +417,8 @@ def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Al
     if sampled.shape[1] == 0:
         return 0.0
     rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
-    grey_a, grey_b = rms_a < params.grey_chroma_rms, rms_b < params.grey_chroma_rms
-    if grey_a and grey_b:
-        return 1.0
-    if grey_a or grey_b:
-        return 0.0
+    if max(rms_a, rms_b) < params.grey_chroma_rms:
+        return 1.0  # both grey: hue is noise, nothing to compare
     return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
 
 

@@ -58,7 +58,7 @@ def test_key_with_several_codes_reports_smallest_distance() -> None:
     index: MultiIndexHammingIndex[str] = MultiIndexHammingIndex()
     index.add("a", 0b1111)
     index.add("a", 0b0001)
-    index.add("b", 1 << 63)
+    index.add("b", 0xFFFF << 48)
     assert len(index) == 2
     assert index.query(0, 4) == [("a", 1)]
     assert index.query(0, 0) == []

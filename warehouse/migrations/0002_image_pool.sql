@@ -10,6 +10,13 @@ CREATE TABLE input_file_state (
     seen_at   TIMESTAMPTZ NOT NULL
 );
 
+-- Digest of the inputs a whole-table step last decided from; equal inputs mean nothing to redo.
+CREATE TABLE step_input_state (
+    asset_key    VARCHAR PRIMARY KEY,
+    input_digest VARCHAR NOT NULL,
+    activity_id  VARCHAR NOT NULL
+);
+
 -- One row per provenance record (manifest row or folder file); record_id is content-derived.
 CREATE TABLE source_record (
     record_id      VARCHAR PRIMARY KEY,

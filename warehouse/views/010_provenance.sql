@@ -13,12 +13,16 @@ WITH RECURSIVE chain(entity_id, depth, relation) AS (
     FROM chain c JOIN was_derived_from d ON d.entity_id = c.entity_id
     WHERE c.depth < 32
 ),
+ancestors AS (  -- each ancestor once, at its shortest distance from the item
+    SELECT entity_id, min(depth) AS depth, arg_min(relation, depth) AS relation FROM chain GROUP BY entity_id
+),
 steps AS (
-    SELECT c.depth, c.entity_id, c.relation, 'generated' AS link, g.activity_id
-    FROM chain c LEFT JOIN was_generated_by g ON g.entity_id = c.entity_id
+    SELECT c.depth, c.entity_id, c.relation,
+           CASE WHEN g.activity_id IS NULL THEN 'external input' ELSE 'generated' END AS link, g.activity_id
+    FROM ancestors c LEFT JOIN was_generated_by g ON g.entity_id = c.entity_id
     UNION ALL
     SELECT c.depth, c.entity_id, c.relation, 'used as ' || u.role AS link, u.activity_id
-    FROM chain c JOIN used u ON u.entity_id = c.entity_id
+    FROM ancestors c JOIN used u ON u.entity_id = c.entity_id
 )
 SELECT
     s.depth,

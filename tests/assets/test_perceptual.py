@@ -1,0 +1,163 @@
+"""Perceptual stage: near-duplicates match their original, look-alikes and distinct images do not."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import imagehash
+import numpy as np
+import pytest
+from PIL import Image
+
+from assets.lib.perceptual import (
+    PerceptualHashes,
+    PerceptualMatch,
+    PerceptualMatcher,
+    PerceptualSignature,
+    compute_signature,
+    from_signed64,
+    signature_from_path,
+    to_signed64,
+)
+from sample import synth
+
+SIZE = (320, 224)
+RENDERERS = {"photo": synth.render_photo, "painting": synth.render_painting, "virtual": synth.render_virtual}
+
+
+def jpeg_roundtrip(img: Image.Image, quality: int = 85) -> Image.Image:
+    return Image.open(io.BytesIO(synth.recompressed(img, quality))).convert("RGB")
+
+
+def match_pair(original: Image.Image, copy: Image.Image) -> list[PerceptualMatch[str]]:
+    matcher: PerceptualMatcher[str] = PerceptualMatcher()
+    return list(matcher.match_new([("original", compute_signature(original)), ("copy", compute_signature(copy))]))
+
+
+COPIES: dict[str, Callable[[Image.Image], Image.Image]] = {
+    "resized": lambda img: synth.resized(img, 0.5),
+    "recompressed": lambda img: jpeg_roundtrip(img, 25),
+    "brightness_up": lambda img: synth.brightness_shifted(img, 1.3),
+    "brightness_down": lambda img: synth.brightness_shifted(img, 0.7),
+    "cropped_corner": lambda img: synth.cropped(img, 0.15, "bottom-right"),
+    "cropped_centre": lambda img: synth.cropped(img, 0.08, "center"),
+    "flipped": synth.hflipped,
+    "rotated_small": lambda img: synth.rotated(img, 4.0),
+    "rotated_larger": lambda img: synth.rotated(img, -10.0),
+    "overlaid": lambda img: synth.overlaid(img, 3),
+}
+
+
+@pytest.mark.parametrize("domain", sorted(RENDERERS))
+@pytest.mark.parametrize("kind", sorted(COPIES))
+def test_near_duplicate_matches_its_original(domain: str, kind: str) -> None:
+    original = RENDERERS[domain](11, SIZE)
+    matches = match_pair(original, jpeg_roundtrip(COPIES[kind](original)))
+    assert [(m.a, m.b) for m in matches] == [("original", "copy")]
+    assert matches[0].score >= 0.8
+
+
+def test_flip_and_crop_are_found_by_their_dedicated_methods() -> None:
+    original = synth.render_virtual(5, SIZE)
+    assert match_pair(original, synth.hflipped(original))[0].method == "phash_mirror"
+    assert match_pair(original, synth.cropped(original, 0.15, "top-left"))[0].method == "crop_window"
+    assert match_pair(original, synth.rotated(original, 12.0))[0].method == "rotation"
+
+
+@pytest.mark.parametrize("domain", sorted(RENDERERS))
+def test_recoloured_layout_does_not_match(domain: str) -> None:
+    original = RENDERERS[domain](21, SIZE)
+    assert match_pair(original, synth.recoloured(original, 4)) == []
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_barely_overlapping_scene_crops_do_not_match(seed: int) -> None:
+    left, right = synth.scene_crops(synth.render_scene(seed, (1000, 375)), seed)
+    assert match_pair(left, right) == []
+
+
+def test_distinct_images_do_not_match() -> None:
+    items = [
+        (f"{domain}-{seed}", compute_signature(render(seed, SIZE)))
+        for domain, render in RENDERERS.items()
+        for seed in range(100, 106)
+    ]
+    assert list(PerceptualMatcher().match_new(items)) == []
+
+
+def test_phash_is_imagehash_phash_and_record_round_trips() -> None:
+    img = synth.render_photo(7, SIZE)
+    sig = compute_signature(img)
+    grey = img.resize((128, 90), Image.Resampling.BOX).convert("L")
+    assert (sig.phash ^ int(str(imagehash.phash(grey)), 16)).bit_count() <= 2
+
+    record = sig.to_record()
+    for column in ("phash", "dhash", "phash_mirror"):
+        assert -(1 << 63) <= record[column] < (1 << 63)
+    back = PerceptualSignature.from_record(record)
+    assert back.hashes == sig.hashes
+    assert np.array_equal(back.thumb_luma, sig.thumb_luma)
+    assert np.array_equal(back.thumb_chroma, sig.thumb_chroma)
+    assert back.aspect == pytest.approx(SIZE[0] / SIZE[1], abs=1e-3)
+    assert PerceptualHashes.from_record(record) == sig.hashes
+
+    assert from_signed64(to_signed64((1 << 64) - 1)) == (1 << 64) - 1
+    assert to_signed64(1 << 63) == -(1 << 63)
+
+    with pytest.raises(ValueError, match="signature_version"):
+        PerceptualSignature.from_record({**record, "signature_version": 0})
+    with pytest.raises(ValueError, match="view_hashes"):
+        PerceptualHashes.from_record({**record, "view_hashes": b"short"})
+
+
+def test_incremental_run_loads_only_candidate_thumbnails() -> None:
+    old_images = {f"old-{seed}": synth.render_painting(seed, SIZE) for seed in range(30, 36)}
+    stored = {key: compute_signature(img).to_record() for key, img in old_images.items()}
+    requested: list[list[str]] = []
+
+    def load(keys: list[str]) -> dict[str, PerceptualSignature]:
+        requested.append(sorted(keys))
+        return {key: PerceptualSignature.from_record(stored[key]) for key in keys}
+
+    matcher: PerceptualMatcher[str] = PerceptualMatcher(load_signatures=load)
+    matcher.index_existing((key, PerceptualHashes.from_record(record)) for key, record in stored.items())
+    new = [
+        ("new-copy", compute_signature(synth.cropped(old_images["old-32"], 0.12, "top-right"))),
+        ("new-distinct", compute_signature(synth.render_painting(99, SIZE))),
+    ]
+    matches = list(matcher.match_new(new))
+    assert [(m.a, m.b) for m in matches] == [("old-32", "new-copy")]
+    assert requested == [["old-32"]]
+    assert len(matcher) == 8
+
+
+def test_matcher_refuses_unverifiable_candidates_and_duplicate_keys() -> None:
+    img = synth.render_photo(3, SIZE)
+    matcher: PerceptualMatcher[str] = PerceptualMatcher()
+    matcher.index_existing([("old", compute_signature(img).hashes)])
+    with pytest.raises(LookupError, match="load_signatures"):
+        list(matcher.match_new([("new", compute_signature(synth.resized(img, 0.5)))]))
+    with pytest.raises(ValueError, match="already indexed"):
+        matcher.index_existing([("old", compute_signature(img))])
+
+
+def test_signature_from_path_decodes_draft_and_applies_exif_orientation(tmp_path) -> None:
+    upright = synth.render_virtual(8, (480, 320))
+    stored = upright.transpose(Image.Transpose.ROTATE_90)  # what a camera writes with orientation 6
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    path = tmp_path / "photo.jpg"
+    stored.save(path, format="JPEG", quality=90, exif=exif)
+
+    from_file = signature_from_path(path)
+    in_memory = compute_signature(upright)
+    assert from_file.aspect == pytest.approx(1.5, abs=0.01)
+    assert (from_file.phash ^ in_memory.phash).bit_count() <= 4
+
+
+def test_rejects_non_rgb_and_tiny_images() -> None:
+    with pytest.raises(ValueError, match="RGB"):
+        compute_signature(Image.new("L", (64, 64)))
+    with pytest.raises(ValueError, match="too small"):
+        compute_signature(Image.new("RGB", (4, 64)))
