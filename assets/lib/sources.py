@@ -37,7 +37,7 @@ class SourceRow:
     locator: str
     title: str | None
     creator: str
-    provider: str | None
+    provider: str
     source_url: str | None
     license: str | None
     redistribution: str
@@ -90,7 +90,9 @@ def row_from_fields(fields: Mapping[str, Any], *, source_type: str, source_name:
     known = {"locator", "url", "path", *PROVENANCE_FIELDS}
     extra = {k: v for k, v in fields.items() if k not in known and _clean(v) is not None}
     title = _clean(fields.get("title")) or (Path(urlparse(locator).path).name if locator else None)
-    source_url = _clean(fields.get("source_url")) or (locator if is_url(locator) else None)
+    source_url = _clean(fields.get("source_url")) or (
+        locator if is_url(locator) else Path(locator).as_uri() if locator else None
+    )
     problem = None
     if not locator:
         problem = (MISSING_LOCATOR, "row has no locator/url/path")
@@ -106,7 +108,7 @@ def row_from_fields(fields: Mapping[str, Any], *, source_type: str, source_name:
         locator=locator,
         title=title,
         creator=_clean(fields.get("creator")) or "unknown",
-        provider=_clean(fields.get("provider")),
+        provider=_clean(fields.get("provider")) or "unknown",
         source_url=source_url,
         license=_clean(fields.get("license")),
         redistribution=redistribution,

@@ -22,6 +22,9 @@ def test_csv_rows_resolve_paths_and_keep_provenance(tmp_path):
     assert a.problem is None and a.locator == str((tmp_path / "img/a.png").resolve())
     assert (a.creator, a.domain, a.redistribution) == ("unknown", "painting", "allowed")
     assert b.source_url == "https://host.invalid/b.jpg" and b.title == "b.jpg" and b.redistribution == "unknown"
+    bare = next(read_manifest(_write(tmp_path / "n.csv", "locator,license,domain\nimg/c.png,CC0-1.0,virtual\n")))
+    assert (bare.provider, bare.creator) == ("unknown", "unknown")  # missing provenance is said, never inferred
+    assert bare.source_url == (tmp_path / "img/c.png").resolve().as_uri()
     assert a.record_id.startswith("source_record:") and a.record_id != b.record_id
     assert a.record_id == next(read_manifest(manifest)).record_id  # content-derived, stable
 
