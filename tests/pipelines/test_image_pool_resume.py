@@ -1,0 +1,89 @@
+"""Crash mid-run, resume, S3 blobs and the CLIP pass, each through real materializations."""
+
+import boto3
+import pytest
+
+from resources.blob_store import LocalBlobStore
+from sample import synth
+from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+
+
+@pytest.fixture
+def small_folder(tmp_path):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(10):
+        synth.render_painting(100 + i, (320, 256)).save(folder / f"p{i:02d}.png")
+    synth.resized(synth.render_painting(100, (320, 256)), 0.8).save(folder / "p00_small.png")
+    return folder
+
+
+def _folder_config(tmp_path, folder, dedup=None, **sections):
+    pool = {"folders": [{"path": str(folder), "provider": "t", "license": "CC0-1.0", "domain": "painting"}], "batch_size": 3}
+    return write_config(tmp_path / "cfg", {**pool, "dedup": dedup or {}}, **sections)
+
+
+def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_path, small_folder):
+    config = _folder_config(tmp_path, small_folder)
+    assert run_pool(config, ["source_records", "fetched_files"]).success
+    wh = warehouse_for(config)
+    store = LocalBlobStore(tmp_path / "cfg" / "blobs")
+    shas = wh.query("SELECT sha256 FROM file_blob ORDER BY sha256")["sha256"].tolist()
+    hidden = store.path(shas[7])  # batches of 3: the third batch fails, two are committed
+    kept_aside = hidden.read_bytes()
+    hidden.unlink()
+
+    crashed = run_pool(config)
+    assert not crashed.success
+    assert wh.scalar("SELECT count(*) FROM file_decode") == 6
+    assert wh.scalar("SELECT status FROM activity WHERE asset_key = 'normalized_images'") == "failed"
+
+    hidden.write_bytes(kept_aside)
+    resumed = run_pool(config)
+    assert resumed.success
+    summary = step_summaries(wh, resumed.run_id)["normalized_images"]
+    assert summary["files_pending"] == len(shas) - 6  # finished batches were not decoded again
+    decoded_by = wh.query("SELECT activity_id, count(*) AS n FROM file_decode GROUP BY ALL ORDER BY n")["n"].tolist()
+    assert decoded_by == [len(shas) - 6, 6]
+    assert wh.scalar("SELECT count(*) FROM file_decode") == len(shas)
+    assert wh.scalar("SELECT count(*) FROM duplicate_drops") == 1
+    before = snapshot(wh)
+    assert run_pool(config).success and snapshot(wh) == before
+
+
+def test_blob_store_on_s3(tmp_path, small_folder, s3_server):
+    bucket = "aesforge-pool-test"
+    boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name=s3_server.region_name).create_bucket(Bucket=bucket)
+    config = _folder_config(
+        tmp_path,
+        small_folder,
+        blob_store={"s3_bucket": bucket, "s3_prefix": "pool", "s3": {"endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region_name}},
+    )
+    assert run_pool(config).success
+    wh = warehouse_for(config)
+    uris = wh.query("SELECT blob_uri FROM file_blob UNION ALL SELECT normalized_uri FROM image")["blob_uri"]
+    assert uris.str.startswith(f"s3://{bucket}/pool/").all()
+    listed = boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name=s3_server.region_name).list_objects_v2(Bucket=bucket)
+    assert {o["Key"] for o in listed["Contents"]} == {u.removeprefix(f"s3://{bucket}/") for u in uris}
+    assert not (tmp_path / "cfg" / "blobs").exists()
+
+
+def test_clip_pass_at_random_init_clusters_exact_and_resized_copies(tmp_path, small_folder):
+    # the perceptual stage is switched off here (radius 0, impossible correlation) so CLIP alone must find the copy
+    no_perceptual = {"phash_radius": 0, "dhash_radius": 0, "mirror_radius": 0, "window_radius": 0, "rotation_radius": 0, "min_correlation": 1.01}
+    config = _folder_config(
+        tmp_path,
+        small_folder,
+        dedup={"clip_threshold": 0.97, "perceptual": no_perceptual},
+        clip={"model_name": "ViT-S-32", "allow_random_init": True, "batch_size": 4, "device": "cpu"},
+    )
+    assert run_pool(config).success
+    wh = warehouse_for(config)
+    assert wh.scalar("SELECT count(*) FROM clip_embedding") == 11
+    norms = wh.query("SELECT list_sum(list_transform(embedding, lambda x: x * x)) AS n FROM clip_embedding")["n"]
+    assert ((norms - 1).abs() < 1e-4).all()
+    drops = wh.query("SELECT locator, representative_locator, match_method FROM duplicate_drops")
+    assert len(drops) == 1 and drops.match_method[0].startswith("clip:ViT-S-32@random-init")
+    assert {drops.locator[0].rsplit("/", 1)[-1], drops.representative_locator[0].rsplit("/", 1)[-1]} == {"p00.png", "p00_small.png"}
+    agents = wh.query("SELECT w.agent_id FROM was_associated_with w JOIN activity a USING (activity_id) WHERE a.asset_key = 'clip_duplicates'")
+    assert agents.agent_id.str.startswith("model:open_clip/ViT-S-32").any()
