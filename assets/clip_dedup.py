@@ -18,7 +18,7 @@ from assets.lib.near_duplicates import similar_pairs
 from assets.settings import PoolSettings
 from assets.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
-from resources.clip_embedder import ClipEmbedderResource, ClipUnavailable
+from resources.clip_embedder import ClipEmbedderResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import Agent
@@ -64,6 +64,8 @@ def clip_duplicates(
     wh = warehouse.get_warehouse()
     threshold = pool.dedup.clip_threshold
     with recorded_step(context, wh, {"clip": clip.model_dump(), "threshold": threshold}) as step:
+        from assets.lib.clip_embedding import ClipUnavailable  # torch is imported only by this step
+
         try:
             embedder = clip.get_embedder()
         except ClipUnavailable as exc:

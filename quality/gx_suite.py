@@ -1,23 +1,19 @@
 """Running a Great Expectations 1.x suite over a DataFrame and reporting one outcome per expectation.
 
-``dagster-ge`` pins GX below 1.0, so the checks call the GX 1.x API directly. GX's usage
-analytics would try to reach the internet; they are switched off before GX is imported.
+``dagster-ge`` pins GX below 1.0, so the checks call the GX 1.x API directly. Expectations are
+declared as plain data (the GX class name and its arguments) and GX is imported only when a
+suite runs, so loading the code location stays fast. GX's usage analytics would try to reach
+the internet; they are switched off before GX is imported.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-
-os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-
-import great_expectations as gx  # noqa: E402  (must follow the analytics switch)
-from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -26,7 +22,8 @@ class Expectation:
 
     name: str
     description: str
-    expectation: gx.expectations.Expectation
+    gx_class: str  # e.g. "ExpectColumnValuesToBeUnique"
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -41,6 +38,10 @@ class ExpectationOutcome:
 
 def validate(frame: pd.DataFrame, suite_name: str, expectations: Sequence[Expectation]) -> list[ExpectationOutcome]:
     """Validate ``frame`` against the expectations in an ephemeral GX context."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
     context = gx.get_context(mode="ephemeral")
     context.enable_analytics(False)
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
@@ -50,14 +51,15 @@ def validate(frame: pd.DataFrame, suite_name: str, expectations: Sequence[Expect
         .add_batch_definition_whole_dataframe("whole")
     )
     suite = context.suites.add(gx.ExpectationSuite(name=suite_name))
+    added = {}
     for item in expectations:
-        fresh = copy.deepcopy(item.expectation)  # GX binds an expectation to the suite it joins
-        fresh.id = None
-        suite.add_expectation(fresh)
+        added[item.name] = suite.add_expectation(getattr(gx.expectations, item.gx_class)(**item.kwargs)).id
     definition = context.validation_definitions.add(gx.ValidationDefinition(name=suite_name, data=batch, suite=suite))
     result = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
+    by_id = {r.expectation_config.id: r for r in result.results}  # GX does not keep the suite's order
     outcomes = []
-    for item, outcome in zip(expectations, result.results, strict=True):
+    for item in expectations:
+        outcome = by_id[added[item.name]]
         details = outcome.result or {}
         outcomes.append(
             ExpectationOutcome(

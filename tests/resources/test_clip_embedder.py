@@ -16,7 +16,8 @@ import torch
 from PIL import Image, ImageDraw
 
 from assets.lib.near_duplicates import similar_pairs
-from resources.clip_embedder import ClipEmbedder, ClipEmbedderResource, ClipUnavailable, _load_model, load_embedder
+from assets.lib.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, load_embedder
+from resources.clip_embedder import ClipEmbedderResource
 
 MODEL = "ViT-S-32"
 W, H = 256, 192

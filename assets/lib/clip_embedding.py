@@ -1,0 +1,265 @@
+"""open_clip image embeddings for near-duplicate search (no Dagster here, so it also runs bare on a GPU box).
+
+Weights are only ever read from local files: this pipeline runs on machines
+without internet, where open_clip's own download path retries for most of a
+minute before failing.  A pretrained tag is therefore resolved against the
+local caches first, and a missing file becomes a ``ClipUnavailable`` at once,
+with a reason a user can act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import open_clip
+import torch
+import torch.nn.functional as F
+from huggingface_hub import try_to_load_from_cache
+from huggingface_hub.constants import HF_HUB_CACHE
+from open_clip.constants import HF_WEIGHTS_NAME
+from open_clip.pretrained import _get_safe_alternatives  # the pinned open_clip's own .safetensors preference
+from PIL import Image
+
+from warehouse.lineage import sha256_file
+
+OPENCLIP_URL_CACHE = Path("~/.cache/clip").expanduser()  # where open_clip keeps URL downloads without cache_dir
+
+
+class ClipUnavailable(RuntimeError):
+    """Carries a plain-language reason why the CLIP pass cannot run (shown to users, stored in the warehouse)."""
+
+
+class ClipEmbedder:
+    """Turns PIL images into L2-normalised float32 CLIP image embeddings, one batch at a time."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        preprocess: Callable[[Image.Image], torch.Tensor],
+        *,
+        model_key: str,
+        dim: int,
+        device: str,
+        batch_size: int,
+        preprocess_threads: int,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if preprocess_threads < 1:
+            raise ValueError(f"preprocess_threads must be >= 1, got {preprocess_threads}")
+        self.model_key = model_key
+        self.dim = dim
+        self.device = device
+        self.batch_size = batch_size
+        self.preprocess_threads = preprocess_threads
+        self._model = model
+        self._preprocess = preprocess
+
+    def embed_images(self, images: Iterable[Image.Image]) -> np.ndarray:
+        """All embeddings as one (n, dim) array; at most two batches of images are held at a time."""
+        batches = list(self.embed_batches(images))
+        return np.concatenate(batches) if batches else np.empty((0, self.dim), np.float32)
+
+    def embed_batches(self, images: Iterable[Image.Image]) -> Iterator[np.ndarray]:
+        """One (batch, dim) array per ``batch_size`` images, in input order.
+
+        The next batch is preprocessed on a thread pool while the current one
+        runs through the model, so a GPU is not left waiting on PIL resizing.
+        """
+        with ThreadPoolExecutor(self.preprocess_threads, thread_name_prefix="clip-preprocess") as pool:
+            pending: list[Future[torch.Tensor]] = []
+            for start, batch in _numbered_batches(images, self.batch_size):
+                submitted = [
+                    pool.submit(self._preprocess, _checked_image(img, start + i)) for i, img in enumerate(batch)
+                ]
+                if pending:
+                    yield self._encode(pending)
+                pending = submitted
+            if pending:
+                yield self._encode(pending)
+
+    def _encode(self, prepared: list[Future[torch.Tensor]]) -> np.ndarray:
+        pixels = torch.stack([f.result() for f in prepared]).to(self.device)
+        with torch.inference_mode(), self._autocast():
+            features = self._model.encode_image(pixels)
+        return F.normalize(features.float(), dim=-1).cpu().numpy()
+
+    def _autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """Half precision on CUDA only, where tensor cores make it pay; CPU runs keep exact fp32 results."""
+        if not self.device.startswith("cuda"):
+            return contextlib.nullcontext()
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast(device_type="cuda", dtype=dtype)
+
+
+def _numbered_batches(images: Iterable[Image.Image], size: int) -> Iterator[tuple[int, list[Image.Image]]]:
+    iterator = iter(images)
+    start = 0
+    while batch := list(islice(iterator, size)):
+        yield start, batch
+        start += len(batch)
+
+
+def _checked_image(image: object, index: int) -> Image.Image:
+    if not isinstance(image, Image.Image):
+        raise TypeError(f"image {index} is a {type(image).__name__}, not a PIL.Image.Image")
+    return image
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """Where the weights come from; hashable so loaded models can be cached per source."""
+
+    tag: Optional[str] = None  # canonical open_clip pretrained tag
+    checkpoint: Optional[str] = None  # local file to load (a cached tag file or a user checkpoint)
+    file_stamp: Optional[tuple[int, int]] = None  # (size, mtime_ns) of a user checkpoint, so an edited file reloads
+
+
+def load_embedder(
+    model_name: str,
+    pretrained: Optional[str],
+    *,
+    allow_random_init: bool = False,
+    seed: int = 0,
+    batch_size: int = 64,
+    device: str = "auto",
+    cache_dir: Optional[str] = None,
+    preprocess_threads: Optional[int] = None,
+) -> ClipEmbedder:
+    """Build (or reuse, within this process) the model and wrap it in a ClipEmbedder.
+
+    Raises ClipUnavailable when no weights are configured, or when they cannot be
+    found or loaded locally.
+    """
+    resolved_device = _resolve_device(device)
+    weights = _resolve_weights(model_name, pretrained, allow_random_init, cache_dir)
+    model, preprocess, model_key = _load_model(model_name, weights, seed, resolved_device)
+    return ClipEmbedder(
+        model,
+        preprocess,
+        model_key=model_key,
+        dim=int(open_clip.get_model_config(model_name)["embed_dim"]),
+        device=resolved_device,
+        batch_size=batch_size,
+        preprocess_threads=min(8, os.cpu_count() or 1) if preprocess_threads is None else preprocess_threads,
+    )
+
+
+def _resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except RuntimeError as exc:
+        raise ClipUnavailable(f"device {device!r} is not a torch device name ({exc})") from exc
+    if parsed.type == "cuda" and (parsed.index or 0) >= torch.cuda.device_count():
+        raise ClipUnavailable(
+            f"device {device!r} was requested but torch sees {torch.cuda.device_count()} CUDA GPU(s) on this machine"
+        )
+    return device
+
+
+def _resolve_weights(
+    model_name: str, pretrained: Optional[str], allow_random_init: bool, cache_dir: Optional[str]
+) -> _Weights:
+    if open_clip.get_model_config(model_name) is None:
+        raise ClipUnavailable(
+            f"{model_name!r} is not a built-in open_clip architecture (see open_clip.list_models())"
+        )
+    if pretrained is None:
+        if not allow_random_init:
+            raise ClipUnavailable(
+                "no CLIP weights are configured: set `pretrained` to an open_clip tag whose weights are in "
+                "the local cache, or to a local checkpoint file"
+            )
+        return _Weights()
+    tag_cfg = open_clip.get_pretrained_cfg(model_name, pretrained)
+    if tag_cfg:
+        tag = next(  # the canonical spelling, so equivalent spellings give one model_key
+            t for t in open_clip.list_pretrained_tags_by_model(model_name)
+            if open_clip.get_pretrained_cfg(model_name, t) is tag_cfg
+        )
+        return _Weights(tag=tag, checkpoint=_cached_tag_file(model_name, tag, tag_cfg, cache_dir))
+    path = Path(pretrained).expanduser()
+    if not path.is_file():
+        known = ", ".join(open_clip.list_pretrained_tags_by_model(model_name)) or "none"
+        raise ClipUnavailable(
+            f"CLIP checkpoint file {path} does not exist, and {pretrained!r} is not an open_clip "
+            f"pretrained tag for {model_name} (known tags: {known})"
+        )
+    stat = path.stat()
+    return _Weights(checkpoint=str(path.resolve()), file_stamp=(stat.st_size, stat.st_mtime_ns))
+
+
+def _cached_tag_file(model_name: str, tag: str, tag_cfg: dict[str, Any], cache_dir: Optional[str]) -> str:
+    """The tag's weights file from the Hugging Face or open_clip URL cache, looked up without any network call.
+
+    Mirrors where open_clip's own download would have put the file (``download_pretrained``).
+    """
+    if "file" in tag_cfg and Path(tag_cfg["file"]).is_file():
+        return str(tag_cfg["file"])
+    if tag_cfg.get("hf_hub"):
+        repo_id, filename = os.path.split(tag_cfg["hf_hub"])
+        filename = filename or HF_WEIGHTS_NAME
+        for candidate in (*_get_safe_alternatives(filename), filename):
+            cached = try_to_load_from_cache(repo_id, candidate, cache_dir=cache_dir)
+            if isinstance(cached, str):
+                return cached
+    url_cache = Path(cache_dir) if cache_dir else OPENCLIP_URL_CACHE
+    if tag_cfg.get("url"):
+        cached_url_file = url_cache / os.path.basename(tag_cfg["url"])
+        if cached_url_file.is_file():
+            return str(cached_url_file)
+    hf_cache = cache_dir or HF_HUB_CACHE
+    raise ClipUnavailable(
+        f"weights for open_clip tag {tag!r} of {model_name} are not in the local cache (looked in {hf_cache} "
+        f"and {url_cache}); the pipeline never downloads weights, so pre-fetch them into that cache or set "
+        "`pretrained` to a local checkpoint file"
+    )
+
+
+@lru_cache(maxsize=4)
+def _load_model(
+    model_name: str, weights: _Weights, seed: int, device: str
+) -> tuple[torch.nn.Module, Callable[[Image.Image], torch.Tensor], str]:
+    """Build once per (architecture, weights, seed, device) in this process; models are read-only at inference."""
+    tag_cfg = open_clip.get_pretrained_cfg(model_name, weights.tag) if weights.tag else {}
+    try:
+        # The seed fixes random init (tests, benchmarks) without disturbing the caller's global RNG.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                model_name,
+                pretrained=weights.checkpoint,
+                device=device,
+                pretrained_text=False,  # never fetch separate text-tower weights from the Hub
+                # A tag's weights were trained with these settings; loading its file by path must keep them.
+                force_quick_gelu=bool(tag_cfg.get("quick_gelu", False)),
+                image_mean=tag_cfg.get("mean"),
+                image_std=tag_cfg.get("std"),
+                image_interpolation=tag_cfg.get("interpolation"),
+                image_resize_mode=tag_cfg.get("resize_mode"),
+            )
+    except Exception as exc:  # corrupt file, wrong architecture, unreadable format: all configuration problems
+        if weights.checkpoint is None:
+            raise
+        raise ClipUnavailable(f"could not load CLIP weights {weights.checkpoint} into {model_name}: {exc}") from exc
+    model.eval()
+    return model, preprocess, f"{model_name}@{_weights_label(weights, seed)}"
+
+
+def _weights_label(weights: _Weights, seed: int) -> str:
+    if weights.tag is not None:
+        return weights.tag
+    if weights.checkpoint is not None:
+        return f"ckpt:sha256:{sha256_file(Path(weights.checkpoint))[:16]}"
+    return f"random-init(seed={seed})"

@@ -1,0 +1,62 @@
+"""The `aesforge` CLI end to end, in subprocesses, with Dagster's multiprocess executor."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sample import synth
+from tests.pipelines.pool_harness import warehouse_for, write_config
+
+AESFORGE = str(Path(sys.executable).parent / "aesforge")
+
+
+def _aesforge(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("AESFORGE_CONFIG", None)
+    return subprocess.run([AESFORGE, *args], capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
+    folder = tmp_path / "images" / "virtual"
+    folder.mkdir(parents=True)
+    for i in range(4):
+        synth.render_virtual(300 + i, (400, 300)).save(folder / f"v{i}.png")
+    (folder / "v0_copy.png").write_bytes((folder / "v0.png").read_bytes())
+    (folder / "broken.png").write_bytes((folder / "v1.png").read_bytes()[:-200])  # cut off mid-file
+    config = write_config(tmp_path / "cfg", {"folders": [{"path": str(tmp_path / "images"), "provider": "cli test", "license": "CC0-1.0"}]})
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+
+    run = _aesforge("run", "--config", str(config), home=home)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "multiprocess executor" in run.stdout and "warehouse: " in run.stdout
+    wh = warehouse_for(config)
+    # every step ran in its own process and wrote through the warehouse lock
+    assert wh.query("SELECT DISTINCT status FROM activity")["status"].tolist() == ["success"]
+    assert wh.scalar("SELECT count(*) FROM pool_images") == 4 and wh.scalar("SELECT count(*) FROM duplicate_drops") == 1
+    assert wh.scalar("SELECT reason_code FROM pool_exclusions WHERE stage = 'decode'") == "undecodable"
+
+    sql = _aesforge("sql", "--config", str(config), "SELECT match_method, match_distance FROM duplicate_drops", home=home)
+    assert sql.returncode == 0 and "exact_bytes" in sql.stdout
+
+    item = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY record_id LIMIT 1")
+    chain = _aesforge("provenance", "--config", str(config), item, home=home)
+    assert chain.returncode == 0 and "source_record" in chain.stdout and "image_pool" in chain.stdout
+
+    bad = _aesforge("sql", "--config", str(config), "SELECT * FROM no_such_table", home=home)
+    assert bad.returncode == 1 and "SQL error" in bad.stderr
+
+
+def test_selection_and_config_errors_are_clear(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    missing = _aesforge("run", "--config", str(tmp_path / "nope.yaml"), home=home)
+    assert missing.returncode == 2 and "config file not found" in missing.stderr
+    bad_section = tmp_path / "bad.yaml"
+    bad_section.write_text("pools: {}\n")
+    wrong = _aesforge("run", "--config", str(bad_section), home=home)
+    assert wrong.returncode == 2 and "unknown section" in wrong.stderr
+    config = write_config(tmp_path / "cfg", {})
+    unknown = _aesforge("run", "--config", str(config), "--select", "step3", home=home)
+    assert unknown.returncode == 2 and "unknown asset(s): step3" in unknown.stderr
