@@ -13,6 +13,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from PIL import Image
 
 from assets.collection import batched
+from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
 from assets.lib.near_duplicates import similar_pairs
 from assets.settings import PoolSettings
@@ -98,7 +99,6 @@ def clip_duplicates(
                 similar_pairs(ids, embeddings, _stream_embeddings(wh, embedder.model_key, 8192), threshold=threshold)
             )
             with step.batch() as log:
-                log.used(ids, "image")
                 insert_rows(
                     log.con,
                     "clip_embedding",
@@ -107,26 +107,11 @@ def clip_duplicates(
                         for i, e in zip(ids, embeddings)
                     ],
                 )
-                insert_rows(
-                    log.con,
-                    "duplicate_match",
-                    [
-                        {
-                            "image_a": min(p.a, p.b),
-                            "image_b": max(p.a, p.b),
-                            "method": scan,
-                            "distance": 1.0 - p.similarity,
-                            "score": p.similarity,
-                            "model_key": embedder.model_key,
-                            "activity_id": log.activity_id,
-                        }
-                        for p in pairs
-                    ],
-                )
-                insert_rows(
-                    log.con,
-                    "match_scan",
-                    [{"image_id": i, "method": scan, "activity_id": log.activity_id} for i in ids],
+                record_scan(
+                    log,
+                    scan,
+                    ids,
+                    (Evidence(p.a, p.b, scan, 1.0 - p.similarity, p.similarity, embedder.model_key) for p in pairs),
                 )
             step.counts["embedded"] += len(ids)
             step.counts["pairs"] += len(pairs)

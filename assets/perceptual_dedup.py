@@ -4,17 +4,18 @@ Only images not yet scanned are compared, against everything scanned before (who
 indexed in memory; their thumbnails are read only when a candidate needs verifying).
 """
 
+from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.collection import batched
+from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
 from assets.lib.perceptual import PerceptualMatcher, PerceptualParams
 from assets.settings import PoolSettings
 from assets.signatures import load_signatures, stream_hashes, stream_signatures
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 
 PERCEPTUAL_SCAN = "perceptual"
 
@@ -33,7 +34,7 @@ def perceptual_duplicates(
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     params = PerceptualParams(**pool.dedup.perceptual)
-    with recorded_step(context, wh, {"perceptual": params.__dict__}) as step:
+    with recorded_step(context, wh, {"perceptual": asdict(params)}) as step:
         matcher = PerceptualMatcher(params, load_signatures=lambda ids: load_signatures(wh, ids))
         matcher.index_existing(stream_hashes(wh, f"{_ELIGIBLE} AND {_SCANNED}"))
         new = stream_signatures(wh, f"{_ELIGIBLE} AND NOT {_SCANNED}")
@@ -41,27 +42,11 @@ def perceptual_duplicates(
             matches = list(matcher.match_new(chunk))
             ids = [image_id for image_id, _ in chunk]
             with step.batch() as log:
-                log.used(ids, "image")
-                insert_rows(
-                    log.con,
-                    "duplicate_match",
-                    [
-                        {
-                            "image_a": min(m.a, m.b),
-                            "image_b": max(m.a, m.b),
-                            "method": f"perceptual:{m.method}",
-                            "distance": float(m.distance),
-                            "score": float(m.score),
-                            "model_key": None,
-                            "activity_id": log.activity_id,
-                        }
-                        for m in matches
-                    ],
-                )
-                insert_rows(
-                    log.con,
-                    "match_scan",
-                    [{"image_id": i, "method": PERCEPTUAL_SCAN, "activity_id": log.activity_id} for i in ids],
+                record_scan(
+                    log,
+                    PERCEPTUAL_SCAN,
+                    ids,
+                    (Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score) for m in matches),
                 )
             step.counts["images_scanned"] += len(ids)
             step.counts["pairs"] += len(matches)

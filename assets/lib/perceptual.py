@@ -12,6 +12,15 @@ zero-mean normalised correlation of luminance (brightness-robust), enough
 overlap (barely-overlapping crops of one scene fail) and agreeing chroma
 (recoloured layouts fail).  No step compares all pairs.
 
+Speed: all 25 derived views are sampled from one 64 px grey copy by a
+cached sparse bilinear matrix (one per base shape) and hashed together by
+:func:`batched_phash` (imagehash's pHash algorithm as two batched matrix
+products); the full-frame pHash and dHash come from imagehash itself.
+
+Memory at 10^6 images: the matcher keeps 26 codes per image in numpy arrays
+(~1.5 KB with 4 chunks), a 4-byte aspect and the caller's key; thumbnails are
+fetched through ``load_signatures`` when a candidate needs verifying.
+
 Exact duplicates are removed before this stage; this module never decodes
 anything but the one image it is given.
 """
@@ -20,21 +29,24 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Generic, TypeVar
 
 import imagehash
 import numpy as np
 from PIL import Image, ImageOps
+from scipy import sparse
 
 from assets.lib.hamming_index import MultiIndexHammingIndex
 
 K = TypeVar("K", bound=Hashable)
 
-SIGNATURE_VERSION = 1
+SIGNATURE_VERSION = 2  # 2: views sampled from one grey base by a cached sparse matrix, JPEG draft at 64 px
 HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
 CHROMA_SIDE = 8  # verification chroma thumbnail (Cb, Cr; squashed)
@@ -138,6 +150,16 @@ class PerceptualSignature:
     def aspect(self) -> float:
         return self.hashes.aspect
 
+    @cached_property
+    def luma(self) -> np.ndarray:
+        """Luminance thumbnail as float32, converted once per signature for verification."""
+        return self.thumb_luma.astype(np.float32)
+
+    @cached_property
+    def chroma(self) -> np.ndarray:
+        """(Cb, Cr) thumbnail centred on grey (0), as float32."""
+        return self.thumb_chroma.astype(np.float32) - 128.0
+
     def to_record(self) -> dict[str, int | bytes]:
         """Columns: phash, dhash, phash_mirror (signed BIGINT), view_hashes, thumb_luma, thumb_chroma (BLOB), aspect_milli, signature_version (INTEGER)."""
         return {
@@ -168,28 +190,56 @@ def _hash_int(image_hash: imagehash.ImageHash) -> int:
     return int(np.packbits(image_hash.hash.flatten()).view(">u8")[0])
 
 
-_PHASH_SIDE = 32
-_DCT = np.cos(np.pi * np.outer(np.arange(8), 2 * np.arange(_PHASH_SIDE) + 1) / (2 * _PHASH_SIDE)).astype(np.float32)
+PHASH_SIDE = 32  # imagehash.phash: 32 px grey square, lowest 8 x 8 DCT-II terms
+# Unnormalised DCT-II rows 0..7, as scipy.fftpack.dct(type=2) computes them (the factor 2 does not change any bit).
+_DCT = 2 * np.cos(np.pi * np.outer(np.arange(8), 2 * np.arange(PHASH_SIDE) + 1) / (2 * PHASH_SIDE))
 
 
-def _phash_views(gray: np.ndarray, aspect: float, views: list[Alignment]) -> list[int]:
-    """pHash (imagehash's construction: 32 px grey, 8x8 lowest DCT-II terms > their median) of many views at once.
+def batched_phash(pixels: np.ndarray) -> list[int]:
+    """imagehash.phash bits of many 32 x 32 grey squares, (n, 32, 32), in two batched matrix products.
 
-    Each view is an :class:`Alignment` from the view's frame into the image;
-    all views are sampled from one small grey array in a single vectorised call.
+    Same algorithm as imagehash.phash (DCT-II along both axes, the 8 x 8
+    lowest-frequency terms compared with their median, row-major bits), minus
+    its resize: the squares are given.  Tested bit-for-bit against imagehash.
     """
-    xs, ys = _centred_grid(_PHASH_SIDE, aspect)
-    u, v = _map_points(views, xs, ys, aspect)
-    samples, _ = _bilinear(gray, u, v)
-    pixels = samples.reshape(len(views), _PHASH_SIDE, _PHASH_SIDE).astype(np.float32)
-    low = _DCT @ pixels @ _DCT.T  # (views, 8, 8)
-    bits = low.reshape(len(views), 64) > np.median(low.reshape(len(views), 64), axis=1, keepdims=True)
+    low = _DCT @ np.asarray(pixels, dtype=np.float64) @ _DCT.T  # (n, 8, 8)
+    flat = low.reshape(len(low), 64)
+    bits = flat > np.median(flat, axis=1, keepdims=True)
     return [int(x) for x in np.packbits(bits, axis=1).view(">u8")[:, 0]]
 
 
 def _window_view(scale: float, anchor: tuple[float, float], aspect: float) -> Alignment:
     """The crop window keeping ``scale`` of each side at ``anchor`` (0 = left/top, 1 = right/bottom)."""
     return Alignment(scale=scale, dx=(anchor[0] - 0.5) * (1 - scale) * aspect, dy=(anchor[1] - 0.5) * (1 - scale))
+
+
+def hashed_views(aspect: float) -> list[Alignment]:
+    """Every view hashed besides the full frame: mirror, crop windows, rotation-centre windows, de-rotated frames."""
+    views = [Alignment(mirror=True)]
+    views += [_window_view(s, a, aspect) for s in WINDOW_SCALES for a in WINDOW_ANCHORS]
+    views += [Alignment(scale=fill_zoom(a, aspect) ** -2) for a in ROTATION_STEPS_DEG]
+    views += [Alignment(scale=1 / fill_zoom(a, aspect), degrees=sign * a) for a in ROTATION_STEPS_DEG for sign in (-1, 1)]
+    return views
+
+
+@lru_cache(maxsize=256)
+def _view_sampler(width: int, height: int) -> sparse.csr_matrix:
+    """Sparse (views x 32 x 32, height x width) bilinear sampling matrix of every hashed view of a base grey image.
+
+    Depends only on the base image's shape (the aspect is taken from it), so
+    it is built once per shape; sampling all views is then one sparse product.
+    """
+    aspect = width / height
+    xs, ys = _centred_grid(PHASH_SIDE, aspect)
+    u, v = _map_points(hashed_views(aspect), xs, ys, aspect)
+    x = np.clip(u.ravel() * width - 0.5, 0, width - 1.0001)
+    y = np.clip(v.ravel() * height - 0.5, 0, height - 1.0001)
+    x0, y0 = x.astype(np.intp), y.astype(np.intp)
+    fx, fy = x - x0, y - y0
+    rows = np.tile(np.arange(len(x)), 4)
+    cols = np.concatenate([y0 * width + x0, y0 * width + x0 + 1, (y0 + 1) * width + x0, (y0 + 1) * width + x0 + 1])
+    weights = np.concatenate([(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy])
+    return sparse.csr_matrix((weights, (rows, cols)), shape=(len(x), width * height))
 
 
 def compute_signature(img: Image.Image) -> PerceptualSignature:
@@ -203,21 +253,16 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
     base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
     small = img.resize(base_size, Image.Resampling.BOX if scale < 1 else Image.Resampling.BILINEAR)
     gray = small.convert("L")
-    gray_array = np.asarray(gray, dtype=np.float32)
-
-    views = [Alignment(), Alignment(mirror=True)]
-    views += [_window_view(s, a, aspect) for s in WINDOW_SCALES for a in WINDOW_ANCHORS]
-    views += [Alignment(scale=fill_zoom(a, aspect) ** -2) for a in ROTATION_STEPS_DEG]
-    views += [Alignment(scale=1 / fill_zoom(a, aspect), degrees=sign * a) for a in ROTATION_STEPS_DEG for sign in (-1, 1)]
-    codes = _phash_views(gray_array, aspect, views)
+    samples = _view_sampler(*base_size) @ np.asarray(gray, dtype=np.float64).ravel()
+    codes = batched_phash(samples.reshape(-1, PHASH_SIDE, PHASH_SIDE))
     n_windows, n_steps = len(WINDOW_SCALES) * len(WINDOW_ANCHORS), len(ROTATION_STEPS_DEG)
     hashes = PerceptualHashes(
         phash=_hash_int(imagehash.phash(gray)),
         dhash=_hash_int(imagehash.dhash(gray)),
-        phash_mirror=codes[1],
-        window_hashes=tuple(codes[2 : 2 + n_windows]),
-        centre_hashes=tuple(codes[2 + n_windows : 2 + n_windows + n_steps]),
-        derotated_hashes=tuple(codes[2 + n_windows + n_steps :]),
+        phash_mirror=codes[0],
+        window_hashes=tuple(codes[1 : 1 + n_windows]),
+        centre_hashes=tuple(codes[1 + n_windows : 1 + n_windows + n_steps]),
+        derotated_hashes=tuple(codes[1 + n_windows + n_steps :]),
         aspect_milli=round(aspect * 1000),
     )
     thumb_luma = np.asarray(gray.resize((THUMB_SIDE, THUMB_SIDE), Image.Resampling.BOX), dtype=np.uint8)
@@ -227,10 +272,15 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
 
 
 def signature_from_path(path: str | Path) -> PerceptualSignature:
-    """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`."""
+    """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`.
+
+    ``draft`` keeps both sides at least HASH_BASE_SIDE, so the signature sees
+    at least as many pixels as it uses; DCT scaling averages 8 x 8 blocks, an
+    anti-aliased reduction like the BOX filter used next.
+    """
     with Image.open(path) as img:
         if img.format == "JPEG":
-            img.draft("RGB", (2 * HASH_BASE_SIDE, 2 * HASH_BASE_SIDE))
+            img.draft("RGB", (HASH_BASE_SIDE, HASH_BASE_SIDE))
         upright = ImageOps.exif_transpose(img)
         return compute_signature(upright.convert("RGB"))
 
@@ -287,10 +337,13 @@ class PerceptualMatch(Generic[K]):
     score: float  # best aligned luminance correlation
 
 
+@lru_cache(maxsize=4096)
 def _centred_grid(side: int, aspect: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel centres of a side x side grid in centred, height-normalised coordinates (cached: aspects repeat)."""
     centres = (np.arange(side, dtype=np.float64) + 0.5) / side - 0.5
-    xs = np.broadcast_to(centres[None, :] * aspect, (side, side)).ravel()
-    ys = np.broadcast_to(centres[:, None], (side, side)).ravel()
+    xs = np.tile(centres * aspect, side)
+    ys = np.repeat(centres, side)
+    xs.flags.writeable = ys.flags.writeable = False
     return xs, ys
 
 
@@ -369,9 +422,9 @@ def _correlations(
     """
     xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
     u, v = _map_points(candidates, xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.thumb_luma.astype(np.float32), u, v)
+    sampled, inside = _bilinear(a.luma, u, v)
     weight = inside.astype(np.float32)
-    target = np.broadcast_to(b.thumb_luma.astype(np.float32).ravel()[None, :], sampled.shape)
+    target = b.luma.reshape(1, -1)
     _, za, zb = _masked_ncc(sampled, target, weight)
     residual = np.where(inside, np.abs(za - zb), -1.0)
     n_drop = int(params.trim_fraction * residual.shape[1])
@@ -411,8 +464,8 @@ def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Al
     """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
     xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
     u, v = _map_points([alignment], xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.thumb_chroma.astype(np.float64) - 128.0, u[0], v[0])
-    target = b.thumb_chroma.astype(np.float64).reshape(2, -1) - 128.0
+    sampled, inside = _bilinear(a.chroma, u[0], v[0])
+    target = b.chroma.reshape(2, -1)
     sampled, target = sampled[:, inside], target[:, inside]
     if sampled.shape[1] == 0:
         return 0.0
@@ -437,12 +490,37 @@ class _Hint:
 _METHOD_ORDER = {"phash": 0, "dhash": 1, "phash_mirror": 2, "crop_window": 3, "rotation": 4}
 
 
+_N_WINDOWS = len(WINDOW_SCALES) * len(WINDOW_ANCHORS)
+_N_STEPS = len(ROTATION_STEPS_DEG)
+_WINDOWS = [(s, anchor) for s in WINDOW_SCALES for anchor in WINDOW_ANCHORS]
+_ROTATIONS = [(sign * a, j) for j, a in enumerate(ROTATION_STEPS_DEG) for sign in (-1, 1)]  # order of derotated_hashes
+_VIEW_SLOTS = _N_WINDOWS + 3 * _N_STEPS  # views index: windows, then centres, then de-rotated frames
+
+
+def _view_slot_filter() -> np.ndarray:
+    """Which views-index slots each views query may match: [phash, de-rotated x 6, centres x 3] (see ``_hints``)."""
+    allowed = np.zeros((1 + 3 * _N_STEPS, _VIEW_SLOTS), dtype=bool)
+    allowed[0, :_N_WINDOWS] = True  # B is a crop of A: B's frame vs A's windows
+    for i, (_, j) in enumerate(_ROTATIONS):
+        allowed[1 + i, _N_WINDOWS + j] = True  # B is A rotated: B turned back vs A's centre window for that angle
+        allowed[1 + 2 * _N_STEPS + j, _N_WINDOWS + _N_STEPS + i] = True  # A is B rotated: B's centre vs A turned back
+    return allowed
+
+
+_VIEW_SLOT_FILTER = _view_slot_filter()
+_FRAME_SLOT_FILTER = np.array([[True, False], [False, True]] + [[True, False]] * (1 + _N_WINDOWS))  # phash, dhash, mirror, windows
+
+
 class PerceptualMatcher(Generic[K]):
     """Streaming near-duplicate matcher: each new image is matched against everything indexed before it.
 
-    Earlier runs' images are indexed from their hashes alone; their thumbnails
-    are fetched through ``load_signatures`` only for candidates that need
-    verification, and a bounded LRU keeps recently loaded ones.
+    Memory per indexed image (measured in tests/assets/test_perceptual.py):
+    26 hash codes in two :class:`MultiIndexHammingIndex` arrays (8 bytes per
+    code + 12 per code and chunk: ~1.5 KB with 4 chunks), 4 bytes of aspect,
+    and the caller's key (kept in a list and a key -> id dict).  Thumbnails are
+    not kept: those of the current ``match_new`` call are in hand, earlier ones
+    are fetched through ``load_signatures`` for candidates that need
+    verifying, and a bounded LRU (``signature_cache_size``) keeps recent ones.
     """
 
     def __init__(
@@ -453,79 +531,80 @@ class PerceptualMatcher(Generic[K]):
         self.params = params or PerceptualParams()
         self._load_signatures = load_signatures
         chunks = self.params.n_chunks
-        self._full: MultiIndexHammingIndex[K] = MultiIndexHammingIndex(64, chunks)
-        self._dhash: MultiIndexHammingIndex[K] = MultiIndexHammingIndex(64, chunks)
-        self._windows: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
-        self._centres: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
-        self._derotated: MultiIndexHammingIndex[tuple[K, int]] = MultiIndexHammingIndex(64, chunks)
-        self._aspects: dict[K, float] = {}
-        self._run_signatures: dict[K, PerceptualSignature] = {}
-        self._loaded: OrderedDict[K, PerceptualSignature] = OrderedDict()
+        self._frames = MultiIndexHammingIndex(64, chunks, codes_per_item=2)  # phash, dhash
+        self._views = MultiIndexHammingIndex(64, chunks, codes_per_item=_VIEW_SLOTS)
+        self._keys: list[K] = []
+        self._ids: dict[K, int] = {}
+        self._aspect_milli = array("I")
+        self._batch: dict[K, PerceptualSignature] = {}
+        self._cache: OrderedDict[K, PerceptualSignature] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._aspects)
+        return len(self._keys)
+
+    def index_nbytes(self) -> int:
+        """Bytes of the hash indexes and aspects (not the keys, nor cached thumbnails)."""
+        return self._frames.nbytes() + self._views.nbytes() + self._aspect_milli.itemsize * len(self._aspect_milli)
 
     def _add(self, key: K, hashes: PerceptualHashes) -> None:
-        if key in self._aspects:
+        if key in self._ids:
             raise ValueError(f"key {key!r} is already indexed")
-        self._aspects[key] = hashes.aspect
-        self._full.add(key, hashes.phash)
-        self._dhash.add(key, hashes.dhash)
-        for i, code in enumerate(hashes.window_hashes):
-            self._windows.add((key, i), code)
-        for i, code in enumerate(hashes.centre_hashes):
-            self._centres.add((key, i), code)
-        for i, code in enumerate(hashes.derotated_hashes):
-            self._derotated.add((key, i), code)
+        self._ids[key] = len(self._keys)
+        self._keys.append(key)
+        self._aspect_milli.append(hashes.aspect_milli)
+        self._frames.add([hashes.phash, hashes.dhash])
+        self._views.add([*hashes.window_hashes, *hashes.centre_hashes, *hashes.derotated_hashes])
 
     def index_existing(self, items: Iterable[tuple[K, PerceptualHashes | PerceptualSignature]]) -> None:
         """Index earlier runs' images; only their hashes stay in memory."""
         for key, item in items:
             self._add(key, item.hashes if isinstance(item, PerceptualSignature) else item)
 
-    def _hints(self, b: PerceptualSignature) -> dict[K, list[_Hint]]:
+    def _hints(self, b: PerceptualSignature) -> dict[int, list[_Hint]]:
+        """Candidates (indexed ids) with the method, distance and geometric hypothesis of each retrieving lookup."""
         p, h = self.params, b.hashes
-        hints: dict[K, list[_Hint]] = {}
-
-        def note(key: K, method: str, distance: int, alignment: Alignment) -> None:
-            hints.setdefault(key, []).append(_Hint(method, distance, alignment))
-
-        for key, d in self._full.query(h.phash, p.phash_radius):
-            note(key, "phash", d, Alignment())
-        for key, d in self._dhash.query(h.dhash, p.dhash_radius):
-            note(key, "dhash", d, Alignment())
-        for key, d in self._full.query(h.phash_mirror, p.mirror_radius):
-            note(key, "phash_mirror", d, Alignment(mirror=True))
-        windows = [(s, anchor) for s in WINDOW_SCALES for anchor in WINDOW_ANCHORS]
-        for (key, i), d in self._windows.query(h.phash, p.window_radius):  # B is a crop of A
-            s, (ax, ay) = windows[i]
-            aspect_a = self._aspects[key]
-            note(key, "crop_window", d, Alignment(scale=s, dx=(ax - 0.5) * (1 - s) * aspect_a, dy=(ay - 0.5) * (1 - s)))
-        for i, code in enumerate(h.window_hashes):  # A is a crop of B
-            s, (ax, ay) = windows[i]
-            for key, d in self._full.query(code, p.window_radius):
-                note(key, "crop_window", d, Alignment(scale=1 / s, dx=-(ax - 0.5) * (1 - s) * b.aspect / s, dy=-(ay - 0.5) * (1 - s) / s))
-        steps = [(sign * a, j) for j, a in enumerate(ROTATION_STEPS_DEG) for sign in (-1, 1)]
-        for i, code in enumerate(h.derotated_hashes):  # B is A rotated: B turned back matches A's centre
-            degrees, j = steps[i]
-            for (key, cj), d in self._centres.query(code, p.rotation_radius):
-                if cj == j:
-                    zoom = fill_zoom(degrees, b.aspect)
-                    note(key, "rotation", d, Alignment(scale=1 / zoom, degrees=-degrees))
-        for j, code in enumerate(h.centre_hashes):  # A is B rotated
-            for (key, i), d in self._derotated.query(code, p.rotation_radius):
-                degrees, dj = steps[i]
-                if dj == j:
-                    zoom = fill_zoom(degrees, b.aspect)
-                    note(key, "rotation", d, Alignment(scale=zoom, degrees=degrees))
+        hints: dict[int, list[_Hint]] = {}
+        frame_hits = self._frames.query(
+            [h.phash, h.dhash, h.phash_mirror, *h.window_hashes],
+            np.array([p.phash_radius, p.dhash_radius, p.mirror_radius] + [p.window_radius] * _N_WINDOWS),
+            _FRAME_SLOT_FILTER,
+        )
+        for q, item, d in zip(frame_hits.query.tolist(), frame_hits.item.tolist(), frame_hits.distance.tolist()):
+            if q == 0:
+                hint = _Hint("phash", d, Alignment())
+            elif q == 1:
+                hint = _Hint("dhash", d, Alignment())
+            elif q == 2:
+                hint = _Hint("phash_mirror", d, Alignment(mirror=True))
+            else:  # A is a crop of B: A's frame matched B's window q - 3
+                s, (ax, ay) = _WINDOWS[q - 3]
+                hint = _Hint("crop_window", d, Alignment(scale=1 / s, dx=-(ax - 0.5) * (1 - s) * b.aspect / s, dy=-(ay - 0.5) * (1 - s) / s))
+            hints.setdefault(item, []).append(hint)
+        view_hits = self._views.query(
+            [h.phash, *h.derotated_hashes, *h.centre_hashes],
+            np.array([p.window_radius] + [p.rotation_radius] * 3 * _N_STEPS),
+            _VIEW_SLOT_FILTER,
+        )
+        for q, item, slot, d in zip(view_hits.query.tolist(), view_hits.item.tolist(), view_hits.slot.tolist(), view_hits.distance.tolist()):
+            if q == 0:  # B is a crop of A: B's frame matched A's window ``slot``
+                s, (ax, ay) = _WINDOWS[slot]
+                aspect_a = self._aspect_milli[item] / 1000
+                hint = _Hint("crop_window", d, Alignment(scale=s, dx=(ax - 0.5) * (1 - s) * aspect_a, dy=(ay - 0.5) * (1 - s)))
+            elif q <= 2 * _N_STEPS:  # B is A rotated: B turned back by this angle matched A's centre window
+                degrees, _ = _ROTATIONS[q - 1]
+                hint = _Hint("rotation", d, Alignment(scale=1 / fill_zoom(degrees, b.aspect), degrees=-degrees))
+            else:  # A is B rotated: B's centre window matched A turned back
+                degrees, _ = _ROTATIONS[slot - _N_WINDOWS - _N_STEPS]
+                hint = _Hint("rotation", d, Alignment(scale=fill_zoom(degrees, b.aspect), degrees=degrees))
+            hints.setdefault(item, []).append(hint)
         return hints
 
     def _signatures_for(self, keys: list[K]) -> dict[K, PerceptualSignature]:
-        found = {k: self._run_signatures[k] for k in keys if k in self._run_signatures}
+        found = {k: self._batch[k] for k in keys if k in self._batch}
         for k in keys:
-            if k not in found and k in self._loaded:
-                self._loaded.move_to_end(k)
-                found[k] = self._loaded[k]
+            if k not in found and k in self._cache:
+                self._cache.move_to_end(k)
+                found[k] = self._cache[k]
         missing = [k for k in keys if k not in found]
         if missing:
             if self._load_signatures is None:
@@ -535,17 +614,23 @@ class PerceptualMatcher(Generic[K]):
             if absent:
                 raise LookupError(f"load_signatures returned no signature for {absent[:5]}")
             for k in missing:
-                found[k] = self._loaded[k] = loaded[k]
-            while len(self._loaded) > self.params.signature_cache_size:
-                self._loaded.popitem(last=False)
+                found[k] = loaded[k]
+                self._remember(k, loaded[k])
         return found
+
+    def _remember(self, key: K, signature: PerceptualSignature) -> None:
+        self._cache[key] = signature
+        self._cache.move_to_end(key)
+        while len(self._cache) > self.params.signature_cache_size:
+            self._cache.popitem(last=False)
 
     def match_one(self, key: K, signature: PerceptualSignature) -> list[PerceptualMatch[K]]:
         """Verified matches of one new image against everything indexed; then index it."""
         hints = self._hints(signature)
-        signatures = self._signatures_for(list(hints))
+        signatures = self._signatures_for([self._keys[i] for i in hints])
         matches: list[PerceptualMatch[K]] = []
-        for other, other_hints in hints.items():
+        for other_id, other_hints in hints.items():
+            other = self._keys[other_id]
             tried: set[Alignment] = set()
             for hint in sorted(other_hints, key=lambda h: (_METHOD_ORDER[h.method], h.distance)):
                 if hint.alignment in tried:
@@ -556,10 +641,18 @@ class PerceptualMatcher(Generic[K]):
                     matches.append(PerceptualMatch(other, key, hint.method, hint.distance, round(verdict.correlation, 4)))
                     break
         self._add(key, signature.hashes)
-        self._run_signatures[key] = signature
+        self._remember(key, signature)
         return matches
 
     def match_new(self, items: Iterable[tuple[K, PerceptualSignature]]) -> Iterator[PerceptualMatch[K]]:
-        """One streaming pass: each item is matched against all earlier ones, then indexed."""
-        for key, signature in items:
-            yield from self.match_one(key, signature)
+        """One streaming pass: each item is matched against all earlier ones, then indexed.
+
+        This call's signatures stay in hand until it ends (callers bound that
+        by batching); afterwards only their hashes and the LRU remain.
+        """
+        try:
+            for key, signature in items:
+                self._batch[key] = signature
+                yield from self.match_one(key, signature)
+        finally:
+            self._batch.clear()

@@ -14,7 +14,9 @@ from assets.lib.perceptual import (
     PerceptualHashes,
     PerceptualMatch,
     PerceptualMatcher,
+    PerceptualParams,
     PerceptualSignature,
+    batched_phash,
     compute_signature,
     from_signed64,
     signature_from_path,
@@ -161,3 +163,31 @@ def test_rejects_non_rgb_and_tiny_images() -> None:
         compute_signature(Image.new("L", (64, 64)))
     with pytest.raises(ValueError, match="too small"):
         compute_signature(Image.new("RGB", (4, 64)))
+
+
+def test_batched_phash_equals_imagehash_phash() -> None:
+    squares = [
+        render(seed, SIZE).resize((32, 32), Image.Resampling.LANCZOS).convert("L")
+        for render in RENDERERS.values()
+        for seed in (1, 2)
+    ]
+    ours = batched_phash(np.stack([np.asarray(square) for square in squares]))
+    assert ours == [int(str(imagehash.phash(square)), 16) for square in squares]
+
+
+def test_earlier_calls_keep_hashes_and_reload_thumbnails_on_demand() -> None:
+    originals = {f"img-{seed}": synth.render_photo(seed, SIZE) for seed in range(40, 44)}
+    stored = {key: compute_signature(img) for key, img in originals.items()}
+    requested: list[list[str]] = []
+
+    def load(keys: list[str]) -> dict[str, PerceptualSignature]:
+        requested.append(sorted(keys))
+        return {key: stored[key] for key in keys}
+
+    matcher: PerceptualMatcher[str] = PerceptualMatcher(PerceptualParams(signature_cache_size=1), load_signatures=load)
+    assert list(matcher.match_new(stored.items())) == []
+    copy = compute_signature(jpeg_roundtrip(synth.resized(originals["img-40"], 0.6)))
+    matches = list(matcher.match_new([("copy", copy)]))
+    assert [(m.a, m.b) for m in matches] == [("img-40", "copy")]
+    assert requested == [["img-40"]], "only the last signature stays cached after its call; others are reloaded"
+    assert matcher.index_nbytes() > 0
