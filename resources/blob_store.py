@@ -21,6 +21,8 @@ from botocore.exceptions import ClientError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field
 
+from warehouse.lineage import sha256_stream
+
 CHUNK_SIZE = 1 << 20
 """Bytes read per step when hashing or copying a file; bounds memory whatever the file size."""
 
@@ -76,16 +78,6 @@ def validate_sha256(sha256: str) -> str:
     if not isinstance(sha256, str) or not _SHA256_HEX.fullmatch(sha256):
         raise InvalidSha256(sha256)
     return sha256
-
-
-def _hash_stream(stream: BinaryIO) -> tuple[str, int]:
-    """sha256 and size of ``stream`` from its current position, read in bounded chunks."""
-    digest = hashlib.sha256()
-    size = 0
-    while chunk := stream.read(CHUNK_SIZE):
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def _fingerprint(stream: BinaryIO) -> tuple[int, int]:
@@ -162,7 +154,7 @@ class LocalBlobStore(BlobStore):
 
     def put_file(self, path: Path) -> BlobRef:
         with Path(path).open("rb") as source:
-            sha256, size = _hash_stream(source)
+            sha256, size = sha256_stream(source)
             if not self.exists(sha256):
                 source.seek(0)
                 self._write_atomically(
@@ -242,7 +234,7 @@ class S3BlobStore(BlobStore):
     def put_file(self, path: Path) -> BlobRef:
         with Path(path).open("rb") as source:
             before = _fingerprint(source)
-            sha256, size = _hash_stream(source)
+            sha256, size = sha256_stream(source)
             if not self.exists(sha256):
                 source.seek(0)
                 key = self.key(sha256)

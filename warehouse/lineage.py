@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import duckdb
 import pandas as pd
@@ -26,13 +26,19 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
-    """Hash a file in chunks, so files of any size are hashed in constant memory."""
+def sha256_stream(stream: BinaryIO, chunk_size: int = 1 << 20) -> tuple[str, int]:
+    """sha256 and size of a stream from its current position, read in bounded chunks (constant memory)."""
     digest = hashlib.sha256()
+    size = 0
+    while chunk := stream.read(chunk_size):
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def sha256_file(path: Path) -> str:
     with path.open("rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return sha256_stream(handle)[0]
 
 
 def canonical_json(value: Any) -> str:

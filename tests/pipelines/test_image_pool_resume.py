@@ -51,6 +51,23 @@ def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_p
     assert run_pool(config).success and snapshot(wh) == before
 
 
+def test_missing_source_fails_clearly_after_the_others_are_collected(tmp_path, small_folder):
+    config = write_config(
+        tmp_path / "cfg",
+        {
+            "manifests": [str(tmp_path / "typo.csv")],
+            "folders": [{"path": str(small_folder), "provider": "t", "license": "CC0-1.0", "domain": "painting"}],
+        },
+    )
+    result = run_pool(config)
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert failure.step_key == "source_records" and "typo.csv" in str(failure.event_specific_data.error)
+    wh = warehouse_for(config)
+    assert wh.scalar("SELECT count(*) FROM source_record") == 11
+    assert "typo.csv" in wh.scalar("SELECT summary FROM activity WHERE asset_key = 'source_records'")
+
+
 def test_blob_store_on_s3(tmp_path, small_folder, s3_server):
     bucket = "aesforge-pool-test"
     boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name=s3_server.region_name).create_bucket(Bucket=bucket)

@@ -221,7 +221,7 @@ def test_source_changed_after_hashing_stores_nothing(
     """A writer appends to the file between the hash pass and the copy/upload."""
     source = tmp_path / "growing.bin"
     source.write_bytes(b"original content")
-    real_hash_stream = blob_store._hash_stream
+    real_hash_stream = blob_store.sha256_stream
 
     def hash_then_file_grows(stream: BinaryIO) -> tuple[str, int]:
         digest = real_hash_stream(stream)
@@ -229,7 +229,7 @@ def test_source_changed_after_hashing_stores_nothing(
             writer.write(b" plus a late append")
         return digest
 
-    monkeypatch.setattr(blob_store, "_hash_stream", hash_then_file_grows)
+    monkeypatch.setattr(blob_store, "sha256_stream", hash_then_file_grows)
 
     with pytest.raises(BlobSourceChanged) as raised:
         backend.store.put_file(source)
