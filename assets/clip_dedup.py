@@ -4,7 +4,6 @@ Runs on the GPU when torch sees one. With no CLIP weights configured the pass re
 not run and why, and the rest of the pool is built from exact and perceptual evidence alone.
 """
 
-
 import io
 from collections.abc import Iterator
 
@@ -25,22 +24,14 @@ from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import Agent
 
 CLIP_METHOD = "clip"
+SEARCH_BLOCK = 8192  # rows per similarity block: an 8192 x 8192 float32 score block is 256 MiB at most
 
 
-def _stream_embeddings(wh: Warehouse, model_key: str, block: int) -> Iterator[tuple[list[str], np.ndarray]]:
-    """Stored embeddings in keyset-paginated blocks: bounded memory however large the pool."""
-    last = ""
-    while True:
-        with wh.transaction() as con:
-            rows = con.execute(
-                "SELECT image_id, embedding FROM clip_embedding WHERE model_key = ? AND image_id > ?"
-                " ORDER BY image_id LIMIT ?",
-                [model_key, last, block],
-            ).fetchnumpy()
-        if len(rows["image_id"]) == 0:
-            return
-        yield list(rows["image_id"]), np.stack(rows["embedding"]).astype(np.float32)
-        last = rows["image_id"][-1]
+def _stream_embeddings(wh: Warehouse, where: str, params: list) -> Iterator[tuple[list[str], np.ndarray]]:
+    """Embeddings matching ``where`` (over clip_embedding e), block by block."""
+    select = f"SELECT e.image_id, e.embedding FROM clip_embedding e WHERE ({where})"
+    for page in wh.pages(select, params, key="e.image_id", block=SEARCH_BLOCK, numpy=True):
+        yield list(page["image_id"]), np.stack(page["embedding"]).astype(np.float32)
 
 
 def _load_images(store: BlobStore, normalized_shas: list[str]) -> Iterator[Image.Image]:
@@ -83,22 +74,21 @@ def clip_duplicates(
         )
         with step.batch() as log:
             log.associate(model, "embedding model")
-        pending = wh.query(
-            "SELECT DISTINCT c.image_id, i.normalized_sha256 FROM pool_candidate c JOIN image i USING (image_id)"
-            " WHERE c.eligible AND NOT EXISTS (SELECT 1 FROM match_scan s WHERE s.image_id = c.image_id AND s.method = ?)"
-            " ORDER BY c.image_id",
-            [scan],
-        )
         step.notes.update({"clip_pass": "ran", "model_key": embedder.model_key, "device": embedder.device})
-        step.counts["images_pending"] = len(pending)
         store = blob_store.get_store()
-        for chunk in batched(pending.itertuples(index=False), pool.batch_size):
+        # Phase 1: embed every eligible image that has no embedding for this model yet (resumable per batch).
+        to_embed = wh.query(
+            "SELECT DISTINCT c.image_id, i.normalized_sha256 FROM pool_candidate c JOIN image i USING (image_id)"
+            " WHERE c.eligible AND NOT EXISTS (SELECT 1 FROM clip_embedding e"
+            "   WHERE e.image_id = c.image_id AND e.model_key = ?) ORDER BY c.image_id",
+            [embedder.model_key],
+        )
+        step.counts["images_to_embed"] = len(to_embed)
+        for chunk in batched(to_embed.itertuples(index=False), pool.batch_size):
             ids = [row.image_id for row in chunk]
             embeddings = embedder.embed_images(_load_images(store, [row.normalized_sha256 for row in chunk]))
-            pairs = list(
-                similar_pairs(ids, embeddings, _stream_embeddings(wh, embedder.model_key, 8192), threshold=threshold)
-            )
             with step.batch() as log:
+                log.used(ids, "image")
                 insert_rows(
                     log.con,
                     "clip_embedding",
@@ -107,12 +97,20 @@ def clip_duplicates(
                         for i, e in zip(ids, embeddings)
                     ],
                 )
-                record_scan(
+            step.counts["embedded"] += len(ids)
+        # Phase 2: compare embedded-but-unscanned images, a large block at a time, with everything scanned
+        # before (streamed), so stored embeddings are read once per block rather than once per batch.
+        this_model = "e.model_key = ? AND e.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"
+        scanned = "EXISTS (SELECT 1 FROM match_scan s WHERE s.image_id = e.image_id AND s.method = ?)"
+        for ids, block in _stream_embeddings(wh, f"{this_model} AND NOT {scanned}", [embedder.model_key, scan]):
+            earlier = _stream_embeddings(wh, f"{this_model} AND {scanned}", [embedder.model_key, scan])
+            pairs = list(similar_pairs(ids, block, earlier, threshold=threshold, block_size=SEARCH_BLOCK))
+            with step.batch() as log:
+                step.counts["pairs"] += record_scan(
                     log,
                     scan,
                     ids,
                     (Evidence(p.a, p.b, scan, 1.0 - p.similarity, p.similarity, embedder.model_key) for p in pairs),
                 )
-            step.counts["embedded"] += len(ids)
-            step.counts["pairs"] += len(pairs)
+            step.counts["images_scanned"] += len(ids)
     return MaterializeResult(metadata=step.summary())

@@ -1,6 +1,5 @@
 """Collection: provenance records from manifests and folders, then the bytes behind each record."""
 
-
 import json
 from dataclasses import replace
 from collections import defaultdict

@@ -1,6 +1,5 @@
 """Filtering: decide, per record, whether its image may enter the pool, and keep the reason when not."""
 
-
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.collection import batched

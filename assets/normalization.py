@@ -4,7 +4,6 @@ The perceptual signature is computed here, while the decoded pixels are in memor
 de-duplication stage never has to decode an image again.
 """
 
-
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass

@@ -1,6 +1,5 @@
 """The shared image pool: cluster every eligible record by duplicate evidence and keep one per cluster."""
 
-
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.clip_dedup import clip_duplicates

@@ -31,19 +31,10 @@ def load_signatures(wh: Warehouse, image_ids: list[str]) -> dict[str, Perceptual
 
 
 def _stream(wh: Warehouse, where: str, columns: tuple[str, ...], block: int) -> Iterator[tuple[str, dict]]:
-    last = ""
-    while True:
-        with wh.transaction() as con:
-            rows = con.execute(
-                f"SELECT s.image_id, {', '.join('s.' + c for c in columns)} FROM image_signature s"
-                f" WHERE ({where}) AND s.image_id > ? ORDER BY s.image_id LIMIT ?",
-                [last, block],
-            ).fetchall()
-        if not rows:
-            return
-        for row in rows:
-            yield row[0], dict(zip(columns, row[1:]))
-        last = rows[-1][0]
+    select = f"SELECT s.image_id, {', '.join('s.' + c for c in columns)} FROM image_signature s WHERE ({where})"
+    for page in wh.pages(select, [], key="s.image_id", block=block):
+        for image_id, *values in page:
+            yield image_id, dict(zip(columns, values))
 
 
 def stream_hashes(wh: Warehouse, where: str, block: int = 50000) -> Iterator[tuple[str, PerceptualHashes]]:

@@ -1,6 +1,5 @@
 """Jobs, the weekly rebuild schedule and the manifest-change sensor."""
 
-
 import json
 from pathlib import Path
 

@@ -5,7 +5,6 @@ critique, context or benchmark stages. Each outcome is also stored in the wareho
 ``check_result`` table (the only thing this package writes).
 """
 
-
 from collections.abc import Iterator, Sequence
 
 import pandas as pd

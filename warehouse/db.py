@@ -58,6 +58,28 @@ class Warehouse:
         with self.transaction() as con:
             return con.execute(sql, params or []).df()
 
+    def pages(
+        self, select: str, params: Sequence[Any], *, key: str, block: int, numpy: bool = False
+    ) -> Iterator[Any]:
+        """Run ``select`` (a SELECT … WHERE … without ORDER BY or LIMIT, whose first column is the
+        string ``key``) in pages ordered by ``key``.
+
+        Keyset pagination: each page is its own short transaction (other steps can write in between)
+        and costs the same however deep into the table it is, so million-row tables stream in bounded
+        memory. Pages are lists of row tuples, or with ``numpy=True`` DuckDB's dict of column arrays
+        (fast for numeric lists; not for BLOBs, whose trailing zero bytes numpy would drop).
+        """
+        last = ""
+        while True:
+            with self.transaction() as con:
+                result = con.execute(f"{select} AND {key} > ? ORDER BY {key} LIMIT ?", [*params, last, block])
+                page = result.fetchnumpy() if numpy else result.fetchall()
+            keys = next(iter(page.values())) if numpy else [row[0] for row in page]
+            if len(keys) == 0:
+                return
+            yield page
+            last = keys[-1]
+
     def scalar(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
         with self.transaction() as con:
             row = con.execute(sql, params or []).fetchone()

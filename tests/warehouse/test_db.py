@@ -80,3 +80,17 @@ def test_provenance_macro_walks_derivations_to_the_source(tmp_path):
     source = chain[chain.entity_kind == "source_record"].iloc[0]
     assert (source.source_url, source.license) == ("https://example.invalid/x", "CC0-1.0")
     assert list(chain["agents"].iloc[0]) == ["software:aesforge@test"]
+
+
+def test_pages_stream_in_key_order_and_tolerate_writes_between_pages(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.transaction() as con:
+        insert_rows(con, "agent", [{"agent_id": f"a{i:02d}", "kind": "software", "name": str(i)} for i in range(25)])
+    seen = []
+    for page in wh.pages("SELECT g.agent_id, g.name FROM agent g WHERE g.kind = ?", ["software"], key="g.agent_id", block=10):
+        seen.append([row[0] for row in page])
+        if len(seen) == 1:  # another step writes meanwhile; pages after the key still pick it up
+            with wh.transaction() as con:
+                insert_rows(con, "agent", [{"agent_id": "a99", "kind": "software", "name": "late"}])
+    assert [len(p) for p in seen] == [10, 10, 6]
+    assert [x for p in seen for x in p] == sorted(f"a{i:02d}" for i in [*range(25), 99])
