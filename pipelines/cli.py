@@ -46,7 +46,7 @@ def _instance(warehouse_path: str):
     return DagsterInstance.get()
 
 
-def run_pipeline(config_file: str | None, select: list[str] | None, executor: str) -> int:
+def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING") -> int:
     from dagster import AssetKey, execute_job, reconstructable
 
     from pipelines.assets import IMAGE_POOL_ASSETS
@@ -57,7 +57,10 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
     if unknown:
         print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
-    run_config = {"execution": {"config": {executor: {}}}}
+    run_config = {
+        "execution": {"config": {executor: {}}},
+        "loggers": {"console": {"config": {"log_level": log_level}}},
+    }
     print(f"aesforge: running {JOB_NAME} with {path} ({executor} executor)")
     with _instance(config["warehouse"]["path"]) as instance:
         result = execute_job(
@@ -159,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--config", help="config file (default: $AESFORGE_CONFIG, ./aesforge.yaml, or the sample config)")
     run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets (e.g. source_records fetched_files)")
     run.add_argument("--executor", choices=["multiprocess", "in_process"], default="multiprocess")
+    run.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="Dagster's console log level"
+    )
     sql = commands.add_parser("sql", help="run SQL against the warehouse and print the result")
     sql.add_argument("--config")
     sql.add_argument("query")
@@ -171,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "sample":
             return make_sample(args.out)
         if args.command == "run":
-            return run_pipeline(args.config, args.select, args.executor)
+            return run_pipeline(args.config, args.select, args.executor, args.log_level)
         if args.command == "sql":
             return run_sql(args.config, args.query)
         if args.command == "provenance":
