@@ -9,8 +9,10 @@ small radius, which yields candidates *and* a geometric hypothesis (which
 window, which angle, mirrored or not).  Each candidate pair is then verified by
 aligning two 32 px thumbnails around that hypothesis and requiring a high
 zero-mean normalised correlation of luminance (brightness-robust), enough
-overlap (barely-overlapping crops of one scene fail) and agreeing chroma
-(recoloured layouts fail).  No step compares all pairs.
+overlap (barely-overlapping crops of one scene fail), agreeing chroma
+(recoloured layouts fail) and correlated fine structure (high-pass luminance:
+distinct renders of one template, whose broad layout correlates > 0.9, fail).
+No step compares all pairs.
 
 Speed: all 25 derived views are sampled from one 64 px grey copy by a
 cached sparse bilinear matrix (one per base shape) and hashed together by
@@ -154,6 +156,11 @@ class PerceptualSignature:
     def luma(self) -> np.ndarray:
         """Luminance thumbnail as float32, converted once per signature for verification."""
         return self.thumb_luma.astype(np.float32)
+
+    @cached_property
+    def structure(self) -> np.ndarray:
+        """High-pass luminance (:func:`high_pass`), the fine structure verification compares."""
+        return high_pass(self.luma)
 
     @cached_property
     def chroma(self) -> np.ndarray:
@@ -309,16 +316,20 @@ class Alignment:
 class PerceptualParams:
     """Retrieval radii and verification thresholds (defaults tuned on sample.synth, see bench/README.md)."""
 
-    phash_radius: int = 10  # full-frame pHash (resize, recompress, brightness); <= 11 keeps 2-bit chunk probes
-    dhash_radius: int = 10  # full-frame dHash: catches overlaid logos, which move pHash more than dHash
-    mirror_radius: int = 10  # query's mirrored pHash vs indexed pHash (horizontal flips)
-    window_radius: int = 8  # crop windows vs full frames (crops up to 15 % per side)
-    rotation_radius: int = 10  # de-rotated frames vs rotation-centre windows
+    # Radii <= 7 (with 4 chunks) keep multi-index probes at 1 bit per chunk: 8x fewer probes than radius
+    # 8..11, and the copies that only radius 8..10 finds are mostly also found by another view.
+    phash_radius: int = 7  # full-frame pHash (resize, recompress, brightness)
+    dhash_radius: int = 7  # full-frame dHash: catches overlaid logos, which move pHash more than dHash
+    mirror_radius: int = 7  # query's mirrored pHash vs indexed pHash (horizontal flips)
+    window_radius: int = 7  # crop windows vs full frames (crops up to 15 % per side)
+    rotation_radius: int = 7  # de-rotated frames vs rotation-centre windows
     n_chunks: int = 4  # multi-index hashing chunks (4 x 16 bits suits 10^4..10^7 images)
     min_correlation: float = 0.80  # zero-mean normalised luminance correlation after alignment
     trim_fraction: float = 0.12  # share of worst-agreeing pixels ignored (overlays cover <= 10 %)
     min_overlap: float = 0.60  # share of B's thumbnail that must land inside A (a 15 % crop keeps 0.72)
     min_chroma_cosine: float = 0.85  # cosine of aligned (Cb, Cr) fields; a hue turned by >= ~32 deg fails
+    min_structure_correlation: float = 0.65  # aligned high-pass luminance (edges, small parts); look-alike layouts fail
+    structure_trim_fraction: float = 0.05  # share of worst-agreeing high-pass pixels ignored (a logo's edges)
     grey_chroma_rms: float = 3.0  # chroma RMS (0..128) below which an image counts as grey; both grey: skip the test
     refine_scale: tuple[float, ...] = (0.97, 1.0, 1.03)  # multiplicative scale steps around the hypothesis
     refine_degrees: tuple[float, ...] = (-2.0, 0.0, 2.0)  # rotation steps around the hypothesis
@@ -395,7 +406,9 @@ class Verdict:
     correlation: float
     overlap: float
     chroma_cosine: float
+    structure: float  # NaN when an earlier test already failed
     alignment: Alignment
+    aligned: bool  # luminance and overlap passed (chroma is NaN when they did not)
 
 
 def _masked_ncc(sampled: np.ndarray, target: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -411,6 +424,55 @@ def _masked_ncc(sampled: np.ndarray, target: np.ndarray, weight: np.ndarray) -> 
     return np.where(flat, -1.0, ncc), za, zb
 
 
+STRUCTURE_SIGMA_PX = 2.0  # Gaussian removed by high_pass, in THUMB_SIDE pixels
+
+
+def _blur_matrix(side: int, sigma: float) -> np.ndarray:
+    """Row-normalised Gaussian (side x side): ``M @ x @ M.T`` blurs a square, renormalised at the borders."""
+    offsets = np.arange(side)[:, None] - np.arange(side)[None, :]
+    weights = np.exp(-0.5 * (offsets / sigma) ** 2)
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+_BLUR = _blur_matrix(THUMB_SIDE, STRUCTURE_SIGMA_PX)
+
+
+def high_pass(square: np.ndarray) -> np.ndarray:
+    """A THUMB_SIDE square minus its Gaussian blur: the edges and small parts, without the broad layout.
+
+    Why: distinct renders of one template (same sky, same figure placement)
+    correlate > 0.9 in plain luminance; their fine structure does not.
+    """
+    return square - _BLUR @ square @ _BLUR.T
+
+
+def _structure_correlation(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
+    """Trimmed correlation of B's high-pass luminance with A's luminance sampled onto B's grid and then high-passed.
+
+    Filtering after sampling keeps both maps at B's scale, so crops and
+    rotations compare like with like.  The trim is smaller than the luminance
+    test's: enough to ignore a logo's edges, not the parts that tell two
+    renders of one template apart.
+    """
+    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
+    u, v = _map_points([alignment], xs, ys, a.aspect)
+    sampled, inside = _bilinear(a.luma, u, v)
+    structure_a = high_pass(sampled.reshape(THUMB_SIDE, THUMB_SIDE).astype(np.float32)).reshape(1, -1)
+    return float(_trimmed_ncc(structure_a, b.structure.reshape(1, -1), inside, params.structure_trim_fraction)[0])
+
+
+def _trimmed_ncc(sampled: np.ndarray, target: np.ndarray, inside: np.ndarray, trim_fraction: float) -> np.ndarray:
+    """Row-wise correlation over the inside pixels, less the ``trim_fraction`` of them that disagree most."""
+    weight = inside.astype(np.float32)
+    ncc, za, zb = _masked_ncc(sampled, target, weight)
+    n_drop = int(trim_fraction * inside.shape[1])
+    if not n_drop:
+        return ncc
+    residual = np.where(inside, np.abs(za - zb), -1.0)
+    cut = np.partition(residual, inside.shape[1] - n_drop, axis=1)[:, -n_drop][:, None]
+    return _masked_ncc(sampled, target, weight * (residual < cut))[0]
+
+
 def _correlations(
     a: PerceptualSignature, b: PerceptualSignature, candidates: list[Alignment], params: PerceptualParams
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -423,41 +485,45 @@ def _correlations(
     xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
     u, v = _map_points(candidates, xs, ys, a.aspect)
     sampled, inside = _bilinear(a.luma, u, v)
-    weight = inside.astype(np.float32)
-    target = b.luma.reshape(1, -1)
-    _, za, zb = _masked_ncc(sampled, target, weight)
-    residual = np.where(inside, np.abs(za - zb), -1.0)
-    n_drop = int(params.trim_fraction * residual.shape[1])
-    if n_drop:
-        cut = np.partition(residual, residual.shape[1] - n_drop, axis=1)[:, -n_drop][:, None]
-        weight = weight * (residual < cut)
-    ncc, _, _ = _masked_ncc(sampled, target, weight)
+    ncc = _trimmed_ncc(sampled, b.luma.reshape(1, -1), inside, params.trim_fraction)
     overlap = inside.mean(axis=1)
     return np.where(overlap >= params.min_overlap, ncc, -1.0), overlap
 
 
 def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment, params: PerceptualParams) -> Verdict:
-    """Align B's thumbnail onto A's starting from ``seed`` and apply the luminance, overlap and chroma tests.
+    """Align B's thumbnail onto A's starting from ``seed``, then apply the luminance, overlap, chroma and structure tests.
 
-    The seed is tried alone first (most copies pass there); otherwise scale x
-    rotation, then translation, then scale x rotation again are searched around
-    the best alignment so far (coordinate ascent, 9 alignments per step).
+    Tests run cheapest first and stop at the first failure.  The seed is
+    tested alone first (most copies pass there); otherwise, unless it is
+    aligned but differently coloured, scale x rotation, then translation, then
+    scale x rotation again are searched around the best luminance alignment
+    so far (coordinate ascent, 9 alignments per step) and the tests rerun
+    there: a roughly right seed can pass luminance yet be too far off for the
+    fine structure.
     """
     scores, overlaps = _correlations(a, b, [seed], params)
+    verdict = _judge(a, b, seed, float(scores[0]), float(overlaps[0]), params)
+    if verdict.accepted or verdict.chroma_cosine < params.min_chroma_cosine:
+        return verdict
     best, best_score, overlap = seed, float(scores[0]), float(overlaps[0])
-    if best_score < params.min_correlation:
-        for step in ("scale_rotation", "shift", "scale_rotation"):
-            if step == "shift":
-                candidates = _grid(best, [1.0], [0.0], params.refine_shift)
-            else:
-                candidates = _grid(best, params.refine_scale, params.refine_degrees, [0.0])
-            scores, overlaps = _correlations(a, b, candidates, params)
-            i = int(np.argmax(scores))
-            if scores[i] > best_score:
-                best, best_score, overlap = candidates[i], float(scores[i]), float(overlaps[i])
-    chroma = _chroma_cosine(a, b, best, params)
-    accepted = best_score >= params.min_correlation and overlap >= params.min_overlap and chroma >= params.min_chroma_cosine
-    return Verdict(accepted, best_score, overlap, chroma, best)
+    for step in ("scale_rotation", "shift", "scale_rotation"):
+        if step == "shift":
+            candidates = _grid(best, [1.0], [0.0], params.refine_shift)
+        else:
+            candidates = _grid(best, params.refine_scale, params.refine_degrees, [0.0])
+        scores, overlaps = _correlations(a, b, candidates, params)
+        i = int(np.argmax(scores))
+        if scores[i] > best_score:
+            best, best_score, overlap = candidates[i], float(scores[i]), float(overlaps[i])
+    return _judge(a, b, best, best_score, overlap, params) if best != seed else verdict
+
+
+def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, correlation: float, overlap: float, params: PerceptualParams) -> Verdict:
+    """The tests after luminance at one alignment, cheapest first; NaN for those not reached."""
+    aligned = correlation >= params.min_correlation and overlap >= params.min_overlap
+    chroma = _chroma_cosine(a, b, alignment, params) if aligned else float("nan")
+    structure = _structure_correlation(a, b, alignment, params) if aligned and chroma >= params.min_chroma_cosine else float("nan")
+    return Verdict(structure >= params.min_structure_correlation, correlation, overlap, chroma, structure, alignment, aligned)
 
 
 def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
@@ -639,7 +705,8 @@ class PerceptualMatcher(Generic[K]):
                 verdict = verify_pair(signatures[other], signature, hint.alignment, self.params)
                 if verdict.accepted:
                     matches.append(PerceptualMatch(other, key, hint.method, hint.distance, round(verdict.correlation, 4)))
-                    break
+                if verdict.accepted or verdict.chroma_cosine < self.params.min_chroma_cosine:
+                    break  # aligned but differently coloured (NaN compares False): another geometry cannot fix colour
         self._add(key, signature.hashes)
         self._remember(key, signature)
         return matches

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from assets.lib.perceptual import (
+    Alignment,
     PerceptualHashes,
     PerceptualMatch,
     PerceptualMatcher,
@@ -19,8 +20,10 @@ from assets.lib.perceptual import (
     batched_phash,
     compute_signature,
     from_signed64,
+    high_pass,
     signature_from_path,
     to_signed64,
+    verify_pair,
 )
 from sample import synth
 
@@ -71,6 +74,32 @@ def test_flip_and_crop_are_found_by_their_dedicated_methods() -> None:
 def test_recoloured_layout_does_not_match(domain: str) -> None:
     original = RENDERERS[domain](21, SIZE)
     assert match_pair(original, synth.recoloured(original, 4)) == []
+
+
+@pytest.mark.parametrize(("render", "seeds"), [(synth.render_photo, (4, 5)), (synth.render_photo, (5, 17)), (synth.render_virtual, (1, 29))])
+def test_template_look_alikes_pass_luminance_and_colour_but_fail_structure(render, seeds: tuple[int, int]) -> None:
+    a, b = (compute_signature(render(seed, SIZE)) for seed in seeds)
+    params = PerceptualParams()
+    verdict = verify_pair(a, b, Alignment(), params)
+    assert verdict.aligned and verdict.chroma_cosine >= params.min_chroma_cosine, "a look-alike the older tests accepted"
+    assert verdict.structure < params.min_structure_correlation
+    assert not verdict.accepted
+
+
+@pytest.mark.parametrize("kind", ["resized", "recompressed", "brightness_down", "overlaid"])
+def test_frame_aligned_copies_keep_their_fine_structure(kind: str) -> None:
+    original = synth.render_photo(11, SIZE)
+    params = PerceptualParams()
+    verdict = verify_pair(compute_signature(original), compute_signature(jpeg_roundtrip(COPIES[kind](original))), Alignment(), params)
+    assert verdict.accepted and verdict.structure >= params.min_structure_correlation
+
+
+def test_high_pass_removes_broad_layout_and_keeps_edges() -> None:
+    ramp = np.tile(np.linspace(0, 255, 32, dtype=np.float32), (32, 1))
+    assert np.abs(high_pass(ramp)[4:-4, 4:-4]).max() < 1.0
+    step = np.zeros((32, 32), dtype=np.float32)
+    step[:, 16:] = 255
+    assert np.abs(high_pass(step)[:, 14:18]).min() > 40
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
