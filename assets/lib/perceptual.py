@@ -317,9 +317,10 @@ class PerceptualParams:
     """Retrieval radii and verification thresholds (defaults tuned on sample.synth, see bench/README.md)."""
 
     # Radii <= 7 (with 4 chunks) keep multi-index probes at 1 bit per chunk: 8x fewer probes than radius
-    # 8..11, and the copies that only radius 8..10 finds are mostly also found by another view.
-    phash_radius: int = 7  # full-frame pHash (resize, recompress, brightness)
-    dhash_radius: int = 7  # full-frame dHash: catches overlaid logos, which move pHash more than dHash
+    # 8..11. The many view hashes stay at 7 (a copy missed by one view is found by another); the two
+    # full-frame hashes are the only route for strong brightness shifts (8-9 bits away), so they get 9.
+    phash_radius: int = 9  # full-frame pHash (resize, recompress, brightness)
+    dhash_radius: int = 9  # full-frame dHash: catches overlaid logos, which move pHash more than dHash
     mirror_radius: int = 7  # query's mirrored pHash vs indexed pHash (horizontal flips)
     window_radius: int = 7  # crop windows vs full frames (crops up to 15 % per side)
     rotation_radius: int = 7  # de-rotated frames vs rotation-centre windows
@@ -330,6 +331,9 @@ class PerceptualParams:
     min_chroma_cosine: float = 0.85  # cosine of aligned (Cb, Cr) fields; a hue turned by >= ~32 deg fails
     min_structure_correlation: float = 0.65  # aligned high-pass luminance (edges, small parts); look-alike layouts fail
     structure_trim_fraction: float = 0.05  # share of worst-agreeing high-pass pixels ignored (a logo's edges)
+    clipped_luma: float = 240.0  # chroma cells this bright (0..255) in either image are left out of the colour test
+    crushed_luma: float = 15.0  # ... and cells this dark
+    min_toned_cells: int = 16  # fewer usable cells than this: compare colour over the whole overlap
     grey_chroma_rms: float = 3.0  # chroma RMS (0..128) below which an image counts as grey; both grey: skip the test
     refine_scale: tuple[float, ...] = (0.97, 1.0, 1.03)  # multiplicative scale steps around the hypothesis
     refine_degrees: tuple[float, ...] = (-2.0, 0.0, 2.0)  # rotation steps around the hypothesis
@@ -526,12 +530,25 @@ def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment,
     return Verdict(structure >= params.min_structure_correlation, correlation, overlap, chroma, structure, alignment, aligned)
 
 
+def _cell_means(luma: np.ndarray) -> np.ndarray:
+    """The luminance thumbnail averaged down to the chroma grid."""
+    k = THUMB_SIDE // CHROMA_SIDE
+    return luma.reshape(CHROMA_SIDE, k, CHROMA_SIDE, k).mean(axis=(1, 3))
+
+
 def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
     """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
     xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
     u, v = _map_points([alignment], xs, ys, a.aspect)
     sampled, inside = _bilinear(a.chroma, u[0], v[0])
     target = b.chroma.reshape(2, -1)
+    # Highlights pushed to white (a brightened copy) or shadows crushed to black have lost their colour:
+    # judge hue only where both images still have tonal room, when enough such cells remain.
+    luma_a, _ = _bilinear(_cell_means(a.luma), u[0], v[0])
+    luma_b = _cell_means(b.luma).reshape(-1)
+    toned = inside & (np.minimum(luma_a, luma_b) > params.crushed_luma) & (np.maximum(luma_a, luma_b) < params.clipped_luma)
+    if toned.sum() >= params.min_toned_cells:
+        inside = toned
     sampled, target = sampled[:, inside], target[:, inside]
     if sampled.shape[1] == 0:
         return 0.0

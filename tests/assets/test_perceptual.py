@@ -76,6 +76,17 @@ def test_recoloured_layout_does_not_match(domain: str) -> None:
     assert match_pair(original, synth.recoloured(original, 4)) == []
 
 
+def test_colour_test_ignores_highlights_a_brightened_copy_clipped_to_white() -> None:
+    """A copy brightened until its sky is white lost its colour there; only the toned cells can be compared."""
+    original = synth.render_photo(26, SIZE)
+    washed = synth.brightness_shifted(original, 1.35)
+    assert (np.asarray(washed.convert("L")) >= 250).mean() > 0.2
+    assert [(m.a, m.b) for m in match_pair(original, washed)] == [("original", "copy")]
+    everywhere = PerceptualMatcher(PerceptualParams(min_toned_cells=10**6))  # the colour test over all cells
+    assert list(everywhere.match_new([("o", compute_signature(original)), ("c", compute_signature(washed))])) == []
+    assert match_pair(original, synth.recoloured(original, 4)) == []
+
+
 @pytest.mark.parametrize(("render", "seeds"), [(synth.render_photo, (4, 5)), (synth.render_photo, (5, 17)), (synth.render_virtual, (1, 29))])
 def test_template_look_alikes_pass_luminance_and_colour_but_fail_structure(render, seeds: tuple[int, int]) -> None:
     a, b = (compute_signature(render(seed, SIZE)) for seed in seeds)
