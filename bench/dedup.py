@@ -11,7 +11,6 @@ overall and per transformation.  See bench/README.md for how to read it.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import time

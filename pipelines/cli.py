@@ -104,7 +104,7 @@ def print_summary(warehouse_path: str, run_id: str) -> None:
         print("\nkept images by domain:")
         print(kept.to_string(index=False))
     print(f"\nwarehouse: {wh.path}")
-    print(f'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions, pool_stage_counts, provenance(id))')
+    print('query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions, pool_stage_counts, provenance(id))')
 
 
 def run_sql(config_file: str | None, sql: str) -> int:
