@@ -11,9 +11,9 @@ import numpy as np
 from dagster import AssetExecutionContext, MaterializeResult, asset
 from PIL import Image
 
-from assets.collection import batched
 from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
+from assets.lib.iteration import batched
 from assets.lib.near_duplicates import similar_pairs
 from assets.settings import PoolSettings
 from assets.step import recorded_step

@@ -1,18 +1,17 @@
 """Collection: provenance records from manifests and folders, then the bytes behind each record."""
 
 import json
-from dataclasses import replace
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from itertools import islice
+from dataclasses import replace
 from pathlib import Path
-from typing import TypeVar
 
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.lib.fetching import FetchResult
-from assets.lib.sources import SourceRow, read_manifest, scan_folder
+from assets.lib.iteration import batched
+from assets.lib.sources import FolderDefaults, SourceRow, read_manifest, scan_folder
 from assets.settings import PoolSettings
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
@@ -21,15 +20,8 @@ from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.lineage import ActivityLog, Entity, digest_of, entity_id, sha256_file, utcnow
 
-T = TypeVar("T")
 SOURCE_STAGE = "source"
 FETCH_STAGE = "fetch"
-
-
-def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    iterator = iter(items)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
 
 
 def _file_state(step: Step, paths: list[str]) -> dict[str, tuple[int, int, str]]:
@@ -146,7 +138,7 @@ def _collect_manifest(context: AssetExecutionContext, step: Step, manifest: Path
         _remember_files(log, [(path, stat.st_size, stat.st_mtime_ns, sha)])
 
 
-def _collect_folder(step: Step, folder: str, defaults, batch_size: int) -> None:
+def _collect_folder(step: Step, folder: str, defaults: FolderDefaults, batch_size: int) -> None:
     root = Path(folder).resolve()
     folder_entity = entity_id("source_folder", digest_of(str(root)))
     for chunk in batched(scan_folder(root, defaults), batch_size):

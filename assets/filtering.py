@@ -2,8 +2,8 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.collection import batched
 from assets.lib.images import filter_reason
+from assets.lib.iteration import batched
 from assets.normalization import normalized_images
 from assets.settings import PoolSettings
 from assets.step import recorded_step

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.collection import batched, fetched_files
+from assets.collection import fetched_files
 from assets.lib.images import DecodedImage, DecodeFailure, decode_normalized, encode_normalized
+from assets.lib.iteration import batched
 from assets.lib.perceptual import PerceptualSignature, compute_signature
 from assets.settings import PoolSettings
 from assets.signatures import signature_row

@@ -8,9 +8,9 @@ from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.collection import batched
 from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
+from assets.lib.iteration import batched
 from assets.lib.perceptual import PerceptualMatcher, PerceptualParams
 from assets.settings import PoolSettings
 from assets.signatures import load_signatures, stream_hashes, stream_signatures
