@@ -17,7 +17,7 @@ from assets.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
+from warehouse.db import insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, digest_of, entity_id, sha256_file, utcnow
 
 SOURCE_STAGE = "source"
@@ -27,12 +27,10 @@ FETCH_STAGE = "fetch"
 def _file_state(step: Step, paths: list[str]) -> dict[str, tuple[int, int, str]]:
     if not paths:
         return {}
-    with step.batch() as log:
-        log.con.register("_paths", pd.DataFrame({"path": paths}))
+    with step.batch() as log, registered(log.con, "_paths", pd.DataFrame({"path": paths})):
         rows = log.con.execute(
             "SELECT path, n_bytes, mtime_ns, sha256 FROM input_file_state WHERE path IN (SELECT path FROM _paths)"
         ).fetchall()
-        log.con.unregister("_paths")
     return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import pandas as pd
+
 from assets.lib.perceptual import PerceptualHashes, PerceptualSignature
-from warehouse.db import Warehouse
+from warehouse.db import Warehouse, registered
 
 HASH_COLUMNS = ("phash", "dhash", "phash_mirror", "view_hashes", "aspect_milli")
 THUMB_COLUMNS = ("thumb_luma", "thumb_chroma", "signature_version")
@@ -23,9 +25,9 @@ def load_signatures(wh: Warehouse, image_ids: list[str]) -> dict[str, Perceptual
     if not image_ids:
         return {}
     columns = ("image_id", *HASH_COLUMNS, *THUMB_COLUMNS)
-    with wh.transaction() as con:
+    with wh.transaction() as con, registered(con, "_wanted", pd.DataFrame({"image_id": image_ids})):
         rows = con.execute(
-            f"SELECT {', '.join(columns)} FROM image_signature WHERE list_contains(?, image_id)", [image_ids]
+            f"SELECT {', '.join(columns)} FROM image_signature WHERE image_id IN (SELECT image_id FROM _wanted)"
         ).fetchall()
     return {row[0]: PerceptualSignature.from_record(dict(zip(columns[1:], row[1:]))) for row in rows}
 

@@ -132,6 +132,20 @@ def _create_views(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(entry.read_text(encoding="utf-8"))
 
 
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFrame) -> Iterator[str]:
+    """Expose ``frame`` to SQL as view ``name`` for the duration of the block.
+
+    Joining against a registered frame (``… IN (SELECT id FROM name)``) is a hash join, so looking
+    up a batch of ids costs the same however large the table is.
+    """
+    con.register(name, frame)
+    try:
+        yield name
+    finally:
+        con.unregister(name)
+
+
 def insert_rows(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -148,9 +162,6 @@ def insert_rows(
         return 0
     verb = "INSERT OR IGNORE" if conflict == "ignore" else "INSERT OR REPLACE"
     columns = ", ".join(f'"{c}"' for c in frame.columns)
-    con.register("_aesforge_batch", frame)
-    try:
+    with registered(con, "_aesforge_batch", frame):
         con.execute(f"{verb} INTO {table} ({columns}) SELECT {columns} FROM _aesforge_batch")
-    finally:
-        con.unregister("_aesforge_batch")
     return len(frame)

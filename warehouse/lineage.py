@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 import duckdb
 import pandas as pd
 
-from warehouse.db import insert_rows
+from warehouse.db import insert_rows, registered
 
 
 def sha256_hex(data: bytes) -> str:
@@ -160,15 +160,11 @@ class ActivityLog:
         """Withdraw earlier exclusions that no longer hold (a transient failure that now succeeded)."""
         ids = list(dict.fromkeys(entity_ids))
         if ids:
-            frame = pd.DataFrame({"entity_id": ids})
-            self.con.register("_aesforge_ids", frame)
-            try:
+            with registered(self.con, "_aesforge_ids", pd.DataFrame({"entity_id": ids})):
                 self.con.execute(
                     "DELETE FROM rejection WHERE stage = ? AND entity_id IN (SELECT entity_id FROM _aesforge_ids)",
                     [stage],
                 )
-            finally:
-                self.con.unregister("_aesforge_ids")
 
 
 def record_agent(con: duckdb.DuckDBPyConnection, agent: Agent) -> None:
