@@ -42,9 +42,9 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
                     "SELECT image_a, image_b, method, distance FROM duplicate_match ORDER BY image_a, image_b, method"
                 ).fetchall()
             ]
+            last = log.con.execute("SELECT input_digest FROM step_input_state WHERE asset_key = 'image_pool'").fetchone()
         inputs = digest_of([[c.__dict__ for c in candidates], [e.__dict__ for e in edges], allowlist])
-        last = wh.scalar("SELECT input_digest FROM step_input_state WHERE asset_key = 'image_pool'")
-        if last == inputs:
+        if last is not None and last[0] == inputs:
             step.notes["unchanged"] = "same candidates, duplicate evidence and license order as the last decision"
             return MaterializeResult(metadata=step.summary())
         assignments = assign_clusters(candidates, edges, allowlist)
