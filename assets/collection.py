@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
 from assets.lib.fetching import FetchResult
 from assets.lib.iteration import batched
@@ -44,8 +44,14 @@ def _remember_files(log: ActivityLog, files: list[tuple[str, int, int, str]]) ->
     )
 
 
-def _write_records(log: ActivityLog, rows: list[SourceRow], used_entity: str) -> tuple[int, int]:
-    """Store records (valid or not) as entities generated here; rejected rows keep their reason."""
+def write_source_records(
+    log: ActivityLog, rows: list[SourceRow], used_entity: str, relation: str = "listed_in"
+) -> tuple[int, int]:
+    """Store records (valid or not) as entities generated here; rejected rows keep their reason.
+
+    This is the pool's published entry point: other stages that find images (e.g. Reddit posts)
+    hand their records in here, and the pool stages fetch, filter and de-duplicate them like any other.
+    """
     now = utcnow()
     unique = {row.record_id: row for row in rows}
     log.entities(
@@ -53,7 +59,7 @@ def _write_records(log: ActivityLog, rows: list[SourceRow], used_entity: str) ->
         for rid, r in unique.items()
     )
     log.generated(unique)
-    log.derived((rid, used_entity, "listed_in") for rid in unique)
+    log.derived((rid, used_entity, relation) for rid in unique)
     insert_rows(
         log.con,
         "source_record",
@@ -128,7 +134,7 @@ def _collect_manifest(context: AssetExecutionContext, step: Step, manifest: Path
             log.used([manifest_entity], "manifest")
         for rows in batched(read_manifest(manifest), batch_size):
             with step.batch() as log:
-                stored, rejected = _write_records(log, rows, manifest_entity)
+                stored, rejected = write_source_records(log, rows, manifest_entity)
             step.counts["records"] += stored
             step.counts["records_rejected"] += rejected
         context.log.info(f"read manifest {path}")
@@ -155,7 +161,7 @@ def _collect_folder(step: Step, folder: str, defaults: FolderDefaults, batch_siz
             with step.batch() as log:
                 log.entities([Entity(folder_entity, "source_folder", attributes={"path": str(root)})])
                 log.used([folder_entity], "folder")
-                stored, rejected = _write_records(log, rows, folder_entity)
+                stored, rejected = write_source_records(log, rows, folder_entity)
                 _remember_files(log, seen)
             step.counts["records"] += stored
             step.counts["records_rejected"] += rejected
@@ -164,8 +170,8 @@ def _collect_folder(step: Step, folder: str, defaults: FolderDefaults, batch_siz
 @asset(
     group_name="image_pool",
     code_version="1",
-    deps=[source_records],
-    description="The original bytes of every valid record, fetched politely and stored content-addressed; every attempt logged.",
+    deps=[source_records, AssetKey("reddit_post_images")],
+    description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged.",
 )
 def fetched_files(
     context: AssetExecutionContext,

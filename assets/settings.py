@@ -41,6 +41,10 @@ class FilterConfig(Config):
     max_pixels: int = Field(default=100_000_000, description="Refuse to decode above this many pixels (bomb guard)")
     max_aspect_ratio: float = Field(default=6.0, description="Long side / short side above this: extreme_aspect_ratio")
     blank_max_std: float = Field(default=2.0, description="Largest channel std below this (0-255 scale): blank")
+    placeholder_sizes: list[list[int]] = Field(
+        default=[[161, 81]],
+        description="Exact sizes of hosts' 'image removed' placeholders (imgur serves 161x81): removed_image_placeholder",
+    )
     license_allowlist: list[str] = Field(
         default=["CC0-1.0", "PDM-1.0", "CC-BY-4.0", "CC-BY-SA-4.0"],
         description="Licenses admitted to the pool, most permissive first (the order breaks representative ties)",
@@ -53,6 +57,7 @@ class FilterConfig(Config):
             max_aspect_ratio=self.max_aspect_ratio,
             blank_max_std=self.blank_max_std,
             license_allowlist=tuple(self.license_allowlist),
+            placeholder_sizes=tuple(tuple(size) for size in self.placeholder_sizes),
         )
 
 

@@ -5,8 +5,12 @@ from assets.collection import fetched_files, source_records
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
 from assets.perceptual_dedup import perceptual_duplicates
+from assets.photocritique import photocritique_export, photocritique_references
 from assets.pool import image_pool
+from assets.reddit_ingest import reddit_comments, reddit_posts
+from assets.reddit_post_images import reddit_post_images
 from quality.image_pool_checks import image_pool_contract, source_records_contract
+from quality.photocritique_checks import photocritique_references_contract
 
 IMAGE_POOL_ASSETS = [
     source_records,
@@ -17,4 +21,12 @@ IMAGE_POOL_ASSETS = [
     clip_duplicates,
     image_pool,
 ]
-IMAGE_POOL_CHECKS = [source_records_contract, image_pool_contract]
+PHOTOCRITIQUE_ASSETS = [
+    reddit_posts,
+    reddit_comments,
+    reddit_post_images,
+    photocritique_references,
+    photocritique_export,
+]
+ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS]
+ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract]

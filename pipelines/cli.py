@@ -19,10 +19,10 @@ import pandas as pd
 
 from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config
 
-JOB_NAME = "image_pool_job"
+JOB_NAME = "full_rebuild_job"
 
 
-def image_pool_job_target():
+def full_rebuild_job_target():
     """Module-level loader so Dagster's multiprocess executor can rebuild the job in each step process."""
     from pipelines.definitions import defs
 
@@ -49,10 +49,10 @@ def _instance(warehouse_path: str):
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING") -> int:
     from dagster import AssetKey, execute_job, reconstructable
 
-    from pipelines.assets import IMAGE_POOL_ASSETS
+    from pipelines.assets import ALL_ASSETS
 
     path, config = _use_config(config_file)
-    known = {a.key.to_user_string() for a in IMAGE_POOL_ASSETS}
+    known = {a.key.to_user_string() for a in ALL_ASSETS}
     unknown = sorted(set(select or []) - known)
     if unknown:
         print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
@@ -64,7 +64,7 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
     print(f"aesforge: running {JOB_NAME} with {path} ({executor} executor)")
     with _instance(config["warehouse"]["path"]) as instance:
         result = execute_job(
-            reconstructable(image_pool_job_target),
+            reconstructable(full_rebuild_job_target),
             instance=instance,
             run_config=run_config,
             asset_selection=[AssetKey(name) for name in select] if select else None,
@@ -103,8 +103,18 @@ def print_summary(warehouse_path: str, run_id: str) -> None:
     if not kept.empty:
         print("\nkept images by domain:")
         print(kept.to_string(index=False))
+    if wh.scalar("SELECT count(*) FROM photocritique_post_decision"):
+        print("\nphotocritique selection flow (view photocritique_selection_flow):")
+        print(wh.query("SELECT * FROM photocritique_selection_flow WHERE n > 0 OR reason IN ('kept', 'reference')").to_string(index=False))
+        problems = wh.query("SELECT source_kind, scope, reason_code, count(*) AS n FROM reddit_source_problem GROUP BY ALL ORDER BY ALL")
+        if not problems.empty:
+            print("\nsource lines and requests that could not be used:")
+            print(problems.to_string(index=False))
     print(f"\nwarehouse: {wh.path}")
-    print('query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions, pool_stage_counts, provenance(id))')
+    print(
+        'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions,'
+        " pool_stage_counts, provenance(id), photocritique_selection_flow, photocritique_reference_set, photocritique_exclusions)"
+    )
 
 
 def run_sql(config_file: str | None, sql: str) -> int:
@@ -126,9 +136,12 @@ def run_sql(config_file: str | None, sql: str) -> int:
 
 def make_sample(out: str) -> int:
     from sample.make_corpus import build_corpus
+    from sample.reddit_fixture import write_fixture
 
     summary = build_corpus(Path(out))
     print(f"sample corpus written to {Path(out).resolve()}: {json.dumps(summary.get('counts', {}), sort_keys=True)}")
+    reddit = write_fixture(Path(out) / "reddit")
+    print(f"sample Reddit archive written to {(Path(out) / 'reddit').resolve()}: {json.dumps(reddit.get('counts', reddit), sort_keys=True, default=str)}")
     return 0
 
 

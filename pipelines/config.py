@@ -15,15 +15,19 @@ from typing import Any
 import yaml
 from dagster_aws.s3 import S3Resource
 
+from assets.lib.sources import is_url
+from assets.reddit_settings import PhotocritiqueSettings
 from assets.settings import PoolSettings
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.http_fetcher import HttpFetcherResource
+from resources.reddit_archive_api import RedditArchiveApiResource
+from resources.reddit_live_api import RedditApiResource
 from resources.warehouse import WarehouseResource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
-SECTIONS = {"warehouse", "blob_store", "fetch", "clip", "pool"}
+SECTIONS = {"warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api"}
 
 
 class ConfigError(ValueError):
@@ -64,6 +68,15 @@ def load_config(path: Path) -> dict[str, Any]:
     pool = config["pool"]
     pool["manifests"] = [resolve(m) for m in pool.get("manifests") or []]
     pool["folders"] = [{**f, "path": resolve(f["path"])} for f in pool.get("folders") or []]
+    critique = config["photocritique"]
+    critique["id_lists"] = [resolve(p) for p in critique.get("id_lists") or []]
+    critique["dumps"] = [resolve(p) for p in critique.get("dumps") or []]
+    critique["export_dir"] = resolve(critique.get("export_dir") or "data/exports/photocritique")
+    if critique.get("local_images"):
+        critique["local_images"] = {**critique["local_images"], "path": resolve(critique["local_images"]["path"])}
+    critique["url_rewrite"] = {
+        prefix: target if is_url(target) else resolve(target) for prefix, target in (critique.get("url_rewrite") or {}).items()
+    }
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config
@@ -80,6 +93,9 @@ def build_resources(config: dict[str, Any]) -> dict[str, Any]:
             "http_fetcher": HttpFetcherResource(**config["fetch"]),
             "clip": ClipEmbedderResource(**config["clip"]),
             "pool": PoolSettings(**config["pool"]),
+            "photocritique": PhotocritiqueSettings(**config["photocritique"]),
+            "reddit_archive_api": RedditArchiveApiResource(**config["reddit_archive_api"]),
+            "reddit_api": RedditApiResource(**config["reddit_api"]),
         }
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc

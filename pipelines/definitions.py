@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from pipelines.assets import IMAGE_POOL_ASSETS, IMAGE_POOL_CHECKS
+from pipelines.assets import ALL_ASSETS, ALL_CHECKS
 from pipelines.config import build_resources, config_path, load_config
-from pipelines.jobs import image_pool_job, manifest_change_sensor, weekly_image_pool_rebuild
+from pipelines.jobs import (
+    full_rebuild_job,
+    image_pool_job,
+    manifest_change_sensor,
+    photocritique_job,
+    weekly_image_pool_rebuild,
+    weekly_photocritique_rebuild,
+)
 
 
 def build_definitions(config: dict) -> Definitions:
     return Definitions(
-        assets=IMAGE_POOL_ASSETS,
-        asset_checks=IMAGE_POOL_CHECKS,
-        jobs=[image_pool_job],
-        schedules=[weekly_image_pool_rebuild],
+        assets=ALL_ASSETS,
+        asset_checks=ALL_CHECKS,
+        jobs=[image_pool_job, photocritique_job, full_rebuild_job],
+        schedules=[weekly_image_pool_rebuild, weekly_photocritique_rebuild],
         sensors=[manifest_change_sensor],
         resources=build_resources(config),
     )

@@ -22,12 +22,34 @@ image_pool_job = define_asset_job(
     description="Collect, normalise, filter and de-duplicate the shared image pool; unchanged inputs are skipped.",
 )
 
+photocritique_job = define_asset_job(
+    name="photocritique_job",
+    selection=AssetSelection.groups("photocritique").upstream(),
+    description="Rebuild the r/photocritique reference set: posts and comments, their images through the pool,"
+    " the benchmark's filters, the ranked references and the export.",
+)
+
+full_rebuild_job = define_asset_job(
+    name="full_rebuild_job",
+    selection=AssetSelection.all(),
+    description="Every asset of the code location, in dependency order; unchanged inputs are skipped.",
+)
+
 weekly_image_pool_rebuild = ScheduleDefinition(
     name="weekly_image_pool_rebuild",
     job=image_pool_job,
     cron_schedule="0 3 * * 1",
     execution_timezone="UTC",
     description="Full rebuild every Monday 03:00 UTC: re-reads every source, does no work for inputs already processed.",
+)
+
+
+weekly_photocritique_rebuild = ScheduleDefinition(
+    name="weekly_photocritique_rebuild",
+    job=photocritique_job,
+    cron_schedule="0 4 * * 1",
+    execution_timezone="UTC",
+    description="Every Monday 04:00 UTC: asks HTTP sources again only for posts that failed, rescans only changed dumps.",
 )
 
 

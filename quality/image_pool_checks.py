@@ -58,7 +58,7 @@ SOURCE_RECORD_EXPECTATIONS = [
 _POOL_CHECK_NAMES = [x.name for x in kept_pool_expectations(1, 2)]
 
 
-def _store_and_report(
+def store_and_report(
     wh: Warehouse, run_id: str, asset_key: str, outcomes: Sequence[ExpectationOutcome], severity: AssetCheckSeverity
 ) -> Iterator[AssetCheckResult]:
     now = utcnow()
@@ -109,7 +109,7 @@ def image_pool_contract(
     frame = wh.query("SELECT * FROM pool_images")
     expectations = kept_pool_expectations(pool.filters.min_side, pool.filters.max_side)
     outcomes = validate(frame, "image_pool", expectations)
-    yield from _store_and_report(wh, context.run.run_id, "image_pool", outcomes, AssetCheckSeverity.ERROR)
+    yield from store_and_report(wh, context.run.run_id, "image_pool", outcomes, AssetCheckSeverity.ERROR)
 
 
 @multi_asset_check(
@@ -122,4 +122,4 @@ def source_records_contract(
     wh = warehouse.get_warehouse()
     frame: pd.DataFrame = wh.query("SELECT record_id, creator FROM source_record")
     outcomes = validate(frame, "source_records", SOURCE_RECORD_EXPECTATIONS)
-    yield from _store_and_report(wh, context.run.run_id, "source_records", outcomes, AssetCheckSeverity.WARN)
+    yield from store_and_report(wh, context.run.run_id, "source_records", outcomes, AssetCheckSeverity.WARN)

@@ -47,6 +47,11 @@ class HttpFetcherResource(ConfigurableResource):
         description="Most fetches in flight overall.",
     )
 
+    removed_image_urls: list[str] = Field(
+        default=list(fetching.DEFAULT_REMOVED_IMAGE_URLS),
+        description="Regexes searched in the final URL after redirects that mark a host's 'image removed' placeholder.",
+    )
+
     def get_fetcher(self, base_dir: Path | None = None) -> HttpFetcher:
         """A fetcher with these limits; relative local paths resolve against ``base_dir``."""
         return HttpFetcher(
@@ -59,4 +64,5 @@ class HttpFetcherResource(ConfigurableResource):
             per_host_limit=self.per_host_limit,
             max_workers=self.max_workers,
             base_dir=base_dir,
+            removed_image_urls=self.removed_image_urls,
         )

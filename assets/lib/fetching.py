@@ -19,6 +19,8 @@ Reason codes (``FetchResult.reason_code``; stable, stored in the warehouse):
 * ``missing_file``     local path does not exist or is not a regular file.
 * ``unreadable_file``  local file exists but could not be read (permissions, I/O).
 * ``invalid_locator``  unsupported scheme, malformed URL, redirect loop.
+* ``removed_image``    the host redirected to its "image removed" placeholder
+                       (e.g. imgur's ``removed.png``); the original is gone.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ EMPTY_BODY = "empty_body"
 MISSING_FILE = "missing_file"
 UNREADABLE_FILE = "unreadable_file"
 INVALID_LOCATOR = "invalid_locator"
+REMOVED_IMAGE = "removed_image"
 
 DEFAULT_USER_AGENT = "aesforge/0.1 (+https://github.com/aesforge/aesforge; dataset construction)"
 DEFAULT_TIMEOUT_S = 20.0
@@ -67,6 +70,8 @@ DEFAULT_MAX_BACKOFF_S = 30.0
 DEFAULT_MAX_BYTES = 50 * 2**20
 DEFAULT_PER_HOST_LIMIT = 2
 DEFAULT_MAX_WORKERS = 8
+DEFAULT_REMOVED_IMAGE_URLS = (r"/removed\.png$",)
+"""Patterns (searched in the final URL after redirects) of hosts' placeholders for deleted images."""
 
 CHUNK_BYTES = 64 * 1024
 """Read size while streaming; a capped download overshoots max_bytes by at most this."""
@@ -273,6 +278,7 @@ class HttpFetcher:
         per_host_limit: int = DEFAULT_PER_HOST_LIMIT,
         max_workers: int = DEFAULT_MAX_WORKERS,
         base_dir: Path | None = None,
+        removed_image_urls: Iterable[str] = DEFAULT_REMOVED_IMAGE_URLS,
     ) -> None:
         if not user_agent.strip():
             raise ValueError("user_agent must be non-empty: hosts deserve to know who is fetching")
@@ -291,6 +297,7 @@ class HttpFetcher:
         self.per_host_limit = per_host_limit
         self.max_workers = max_workers
         self.base_dir = base_dir
+        self.removed_image_urls = tuple(re.compile(pattern) for pattern in removed_image_urls)
         self._local = threading.local()
 
     def fetch(self, locator: str) -> FetchResult:
@@ -454,6 +461,8 @@ class HttpFetcher:
 
     def _reject_before_body(self, response: requests.Response) -> _Outcome | None:
         status = response.status_code
+        if response.history and any(p.search(response.url) for p in self.removed_image_urls):
+            return _Outcome(reason_code=REMOVED_IMAGE, detail=f"redirected to the placeholder {_scrub(response.url)}")
         if not 200 <= status < 300:
             retryable = status == 429 or status >= 500
             return _Outcome(

@@ -23,6 +23,7 @@ TOO_LARGE = "too_large_dimensions"
 BLANK = "blank"
 EXTREME_ASPECT_RATIO = "extreme_aspect_ratio"
 LICENSE_NOT_ALLOWED = "license_not_allowed"
+REMOVED_IMAGE_PLACEHOLDER = "removed_image_placeholder"
 
 _EXIF_ORIENTATION = 0x0112
 _MEASURE_SIDE = 256
@@ -123,6 +124,7 @@ class FilterRules:
     max_aspect_ratio: float
     blank_max_std: float
     license_allowlist: Sequence[str]
+    placeholder_sizes: Sequence[tuple[int, int]] = ((161, 81),)
 
 
 def filter_reason(
@@ -132,6 +134,8 @@ def filter_reason(
     allowed = {name.casefold() for name in rules.license_allowlist}
     if (license or "").casefold() not in allowed:
         return LICENSE_NOT_ALLOWED, f"license {license!r} is not in the allow-list ({', '.join(rules.license_allowlist)})"
+    if (width, height) in {tuple(size) for size in rules.placeholder_sizes}:
+        return REMOVED_IMAGE_PLACEHOLDER, f"{width}x{height} is the size of a host's 'image removed' placeholder"
     if min(width, height) < rules.min_side:
         return TOO_SMALL, f"{width}x{height}: shorter side below {rules.min_side} px"
     if max(width, height) > rules.max_side:

@@ -110,6 +110,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, PNG, "image/png")
         elif path == "/img.jpg":
             self._send(200, JPEG, "image/jpeg")
+        elif path == "/gone.jpg":
+            self._send(302, b"", None, {"Location": "/removed.png"})
+        elif path == "/removed.png":
+            self._send(200, PNG, "image/png")
+        elif path == "/moved.png":
+            self._send(301, b"", None, {"Location": "/img.png"})
         elif path == "/octet.png":
             self._send(200, PNG, "application/octet-stream")
         elif path == "/untyped.png":
@@ -329,6 +335,14 @@ def test_persistent_5xx_fails_as_transient_after_all_retries(server: RunningServ
     assert result.reason_code == HTTP_STATUS and "503" in (result.detail or "")
     assert result.transient
     assert len(result.attempts) == 3 and server.state.hits["/always-503"] == 3
+
+
+def test_redirect_to_a_removed_placeholder_is_a_removed_image(server: RunningServer) -> None:
+    gone = _fetcher().fetch(server.url("/gone.jpg"))
+    assert (gone.ok, gone.reason_code, gone.transient) == (False, fetching.REMOVED_IMAGE, False)
+    assert "removed.png" in (gone.detail or "")
+    moved = _fetcher().fetch(server.url("/moved.png"))
+    assert moved.ok and moved.data == PNG  # an ordinary redirect is followed
 
 
 def test_404_is_not_retried(server: RunningServer) -> None:

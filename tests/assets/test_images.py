@@ -63,6 +63,8 @@ def test_decompression_bomb_is_refused_before_decoding():
         ({"width": 5000, "height": 4000}, images.TOO_LARGE),
         ({"width": 1000, "height": 100}, images.EXTREME_ASPECT_RATIO),
         ({"pixel_std": 0.5}, images.BLANK),
+        ({"width": 161, "height": 81}, images.REMOVED_IMAGE_PLACEHOLDER),
+        ({"width": 81, "height": 161}, None),  # only the exact placeholder size, not its transpose
         ({}, None),
     ],
 )

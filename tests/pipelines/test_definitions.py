@@ -18,19 +18,28 @@ POOL_ASSETS = {
     "source_records", "fetched_files", "normalized_images", "pool_candidates",
     "perceptual_duplicates", "clip_duplicates", "image_pool",
 }
+PHOTOCRITIQUE_ASSETS = {
+    "reddit_posts", "reddit_comments", "reddit_post_images", "photocritique_references", "photocritique_export",
+}
 
 
 def test_asset_graph_checks_and_lineage():
     defs = build_definitions(load_config(SAMPLE_CONFIG))
     graph = defs.resolve_asset_graph()
-    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }
     checks = {c.name: c for c in graph.asset_check_keys}
     assert {"one_kept_per_duplicate_cluster", "record_ids_unique"} <= set(checks)
     job = defs.resolve_job_def("image_pool_job")
-    assert {node.name for node in job.graph.nodes} >= POOL_ASSETS
+    assert {node.name for node in job.graph.nodes} - {"image_pool_contract", "source_records_contract"} == POOL_ASSETS
+    # Reddit post images enter the pool like any source; the references wait for the pool's decisions.
+    assert AssetKey("reddit_post_images") in graph.get(AssetKey("fetched_files")).parent_keys
+    assert {AssetKey("image_pool"), AssetKey("reddit_comments")} <= graph.get(AssetKey("photocritique_references")).parent_keys
+    assert {"references_per_kept_post", "no_reference_by_submitter", "post_image_in_pool"} <= set(checks)
+    critique_job = defs.resolve_job_def("photocritique_job")
+    assert {node.name for node in critique_job.graph.nodes} >= POOL_ASSETS | PHOTOCRITIQUE_ASSETS
 
 
 def test_workspace_loads_with_the_dagster_cli(tmp_path):

@@ -1,0 +1,654 @@
+"""Reddit NDJSON dumps (monthly ``RS_/RC_YYYY-MM.zst`` or per-subreddit ``<sub>_submissions/comments.zst``) as a source.
+
+Dumps run to tens of GB uncompressed, so they are streamed: zstd output is read in fixed-size chunks and cut
+into lines at the byte level (a newline byte never occurs inside a UTF-8 sequence, so no character is ever
+split), and only lines that can match get parsed. The cheap test runs on bytes over whole blocks of lines
+(a regex for the ``"id"`` / ``"link_id"`` value, or a search for the quoted subreddit name); a candidate is
+then confirmed on the parsed object, because nested objects (``crosspost_parent_list``) carry ids too.
+
+The zstd library returns an empty read when the input ends mid-frame instead of raising, so the compressed
+bytes are followed frame by frame on their way into the decompressor (``_FrameTracker``); a stream that ends
+inside a frame, or runs into bytes that are no frame, becomes a ``truncated_file`` problem and every line
+before it stays usable. A block that zstd itself rejects (corrupt data, a wrong checksum) also ends the scan
+with ``truncated_file``; there the lines decoded in the same read (up to one chunk) are lost with it.
+
+Decompression and cutting into lines run on a worker thread one to three chunks ahead of the filter, since
+zstd lets go of the GIL (about 1.6x faster on two cores; figures in bench/README.md).
+
+Blank (whitespace-only) lines carry no record and are skipped; every other line that could match but cannot
+be used becomes a ``SourceProblem``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import threading
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import zstandard
+
+from assets.lib.reddit_records import (
+    MALFORMED_JSON,
+    MISSING_FIELD,
+    NOT_FOUND,
+    TRUNCATED_FILE,
+    UNREADABLE_FILE,
+    UNSUPPORTED_FILE,
+    Origin,
+    RawItem,
+    SourceProblem,
+    SubredditWindow,
+)
+
+SUBMISSION = "submission"
+COMMENT = "comment"
+SOURCE_NAME = "dump"
+
+DEFAULT_CHUNK_BYTES = 4 * 2**20
+"""Uncompressed bytes read per step; a scan holds about (READ_AHEAD_BLOCKS + 3) of these plus twice the longest line."""
+COMPRESSED_READ_BYTES = 2**20
+READ_AHEAD_BLOCKS = 3
+MAX_WINDOW_BYTES = 2**31
+"""Pushshift-era dumps are compressed with ``--long=31``; the decoder refuses such frames unless allowed, and
+then keeps up to min(window, file size) of output in memory: that, not the scan, bounds memory on such files."""
+
+_MONTHLY_NAME = re.compile(r"^(RS|RC)_\d{4}-\d{2}\.(zst|ndjson|jsonl)$")
+_PER_SUBREDDIT_NAME = re.compile(r"^[A-Za-z0-9_]+_(submissions|comments)\.(zst|ndjson|jsonl)$")
+_KIND_BY_TAG = {"RS": SUBMISSION, "RC": COMMENT, "submissions": SUBMISSION, "comments": COMMENT}
+
+# Prefilters: [ \t]* rather than \s* keeps a match inside one line.
+_ID_VALUE = re.compile(rb'"id":[ \t]*"([0-9a-z]+)"')
+_LINK_ID_VALUE = re.compile(rb'"link_id":[ \t]*"t3_([0-9a-z]+)"')
+
+_ZSTD_MAGIC = 0xFD2FB528
+_SKIPPABLE_MAGIC_MIN = 0x184D2A50
+_SKIPPABLE_MAGIC_MAX = 0x184D2A5F
+
+
+def classify_dump(path: str | os.PathLike[str]) -> str | None:
+    """``"submission"``, ``"comment"`` or None from the file name alone (``.ndjson``/``.jsonl`` are read as plain text)."""
+    name = Path(path).name
+    match = _MONTHLY_NAME.match(name) or _PER_SUBREDDIT_NAME.match(name)
+    return _KIND_BY_TAG[match.group(1)] if match else None
+
+
+def is_compressed(path: str | os.PathLike[str]) -> bool:
+    return Path(path).suffix == ".zst"
+
+
+@dataclass(frozen=True)
+class LineBlock:
+    """Whole lines of a dump: ``data[start:end]`` holds ``n_lines`` lines, each ending in b"\\n".
+
+    ``data`` is the decompressed chunk as read (kept whole to avoid copying megabytes per step); ``offset`` is
+    where ``data[start]`` sits in the uncompressed stream and ``first_line_no`` the 1-based number of the first
+    line. A last line that had no newline in the file gets one here, which moves no offset.
+    """
+
+    data: bytes
+    start: int
+    end: int
+    offset: int
+    first_line_no: int
+    n_lines: int
+
+
+class _StreamBroken(Exception):
+    """The compressed input ended inside a frame or could not be decoded."""
+
+
+class _FrameTracker:
+    """Passes compressed bytes through while following the zstd frame layout (headers, block sizes, checksums).
+
+    Only headers are interpreted (a few Python steps per block of up to 128 KiB of output), which is enough to
+    tell whether the input stopped between frames or in the middle of one. Bytes that are not a frame or block
+    (junk after the last frame, say) are held back: the decoder sees a clean end and hands over everything
+    before them, where it would otherwise raise and drop the output of its current read.
+    """
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._state = "magic"
+        self._need = 4
+        self._head = b""
+        self._skip = 0
+        self._has_checksum = False
+        self.frames = 0
+        self.compressed_bytes = 0
+        self.passed_bytes = 0
+        self.unrecognised = False
+
+    def read(self, size: int = -1) -> bytes:
+        if self.unrecognised:
+            return b""
+        data = self._raw.read(size)
+        self.compressed_bytes += len(data)
+        trusted = self._follow(data)
+        if trusted < len(data):
+            data = data[:trusted]
+        self.passed_bytes += len(data)
+        return data
+
+    @property
+    def ended_between_frames(self) -> bool:
+        return self.frames > 0 and self._state == "magic" and not self._head and not self._skip
+
+    def _follow(self, data: bytes) -> int:
+        """How many leading bytes of ``data`` belong to recognised frames (all of them, normally)."""
+        pos, end = 0, len(data)
+        unit_start = 0  # where the header being collected began, if in this data
+        while pos < end:
+            if self._skip:
+                step = min(self._skip, end - pos)
+                self._skip -= step
+                pos += step
+                continue
+            if not self._head:
+                unit_start = pos
+            take = min(self._need - len(self._head), end - pos)
+            self._head += data[pos : pos + take]
+            pos += take
+            if len(self._head) == self._need:
+                head, self._head = self._head, b""
+                self._advance(head)
+                if self.unrecognised:
+                    return unit_start
+        return end
+
+    def _expect(self, state: str, need: int, skip: int = 0) -> None:
+        self._state, self._need, self._skip = state, need, skip
+
+    def _advance(self, head: bytes) -> None:
+        if self._state == "magic":
+            magic = int.from_bytes(head, "little")
+            if magic == _ZSTD_MAGIC:
+                self._expect("descriptor", 1)
+            elif _SKIPPABLE_MAGIC_MIN <= magic <= _SKIPPABLE_MAGIC_MAX:
+                self._expect("skippable_size", 4)
+            else:
+                self.unrecognised = True
+        elif self._state == "skippable_size":
+            self.frames += 1
+            self._expect("magic", 4, skip=int.from_bytes(head, "little"))
+        elif self._state == "descriptor":
+            descriptor = head[0]
+            content_size_flag, single_segment = descriptor >> 6, (descriptor >> 5) & 1
+            self._has_checksum = bool(descriptor & 0b100)
+            content_size_bytes = (single_segment, 2, 4, 8)[content_size_flag]
+            dictionary_id_bytes = (0, 1, 2, 4)[descriptor & 0b11]
+            rest = (0 if single_segment else 1) + dictionary_id_bytes + content_size_bytes
+            self._expect("block", 3, skip=rest)
+        elif self._state == "block":
+            header = int.from_bytes(head, "little")
+            is_last, block_type, block_size = header & 1, (header >> 1) & 0b11, header >> 3
+            if block_type == 3:
+                self.unrecognised = True
+                return
+            content = 1 if block_type == 1 else block_size  # an RLE block stores one byte
+            if not is_last:
+                self._expect("block", 3, skip=content)
+            elif self._has_checksum:
+                self._expect("checksum", 4, skip=content)
+            else:
+                self.frames += 1
+                self._expect("magic", 4, skip=content)
+        elif self._state == "checksum":
+            self.frames += 1
+            self._expect("magic", 4)
+
+
+def _zstd_chunks(fh: BinaryIO, chunk_size: int) -> Iterator[bytes]:
+    tracker = _FrameTracker(fh)
+    decompressor = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW_BYTES)
+    reader = decompressor.stream_reader(tracker, read_size=COMPRESSED_READ_BYTES, read_across_frames=True, closefd=False)
+    try:
+        while chunk := reader.read(chunk_size):
+            yield chunk
+    except zstandard.ZstdError as exc:
+        raise _StreamBroken(f"zstd could not decode the stream ({exc}) within the first {tracker.compressed_bytes} "
+                            "compressed bytes") from exc
+    if tracker.unrecognised:
+        raise _StreamBroken(f"compressed byte {tracker.passed_bytes} starts neither a zstd frame nor a block")
+    if not tracker.ended_between_frames:
+        where = "before any complete frame" if tracker.frames == 0 else "inside a frame"
+        raise _StreamBroken(f"compressed input ended {where} after {tracker.compressed_bytes} compressed bytes")
+
+
+def _plain_chunks(fh: BinaryIO, chunk_size: int) -> Iterator[bytes]:
+    while chunk := fh.read(chunk_size):
+        yield chunk
+
+
+class _ReadAhead:
+    """Produces the next items on a worker thread while the caller works on the current one.
+
+    zstd releases the GIL while it decompresses, so decoding and the regex scan overlap on two cores instead
+    of taking turns; at most ``depth`` items wait in between. Errors from the producer reach the caller in order.
+    """
+
+    _END = object()
+
+    def __init__(self, items: Iterator[Any], depth: int):
+        self._slots: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._produce, args=(items,), name="dump-read-ahead", daemon=True)
+        self._thread.start()
+
+    def _offer(self, item: object) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._slots.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _produce(self, items: Iterator[Any]) -> None:
+        try:
+            for item in items:
+                if not self._offer(item):
+                    return
+        except Exception as exc:  # handed to the consumer, which raises it
+            self._offer(exc)
+            return
+        self._offer(self._END)
+
+    def __iter__(self) -> Iterator[Any]:
+        while (item := self._slots.get()) is not self._END:
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        """Stops the worker and waits for it, so the file can be closed safely afterwards."""
+        self._stop.set()
+        self._thread.join()
+
+
+def _problem(path: Path, reason_code: str, detail: str, *, line_no: int | None = None, byte_offset: int | None = None,
+             item_id: str | None = None) -> SourceProblem:
+    origin = Origin(source_kind=SOURCE_NAME, locator=str(path), line_no=line_no, byte_offset=byte_offset)
+    return SourceProblem(origin=origin, reason_code=reason_code, detail=detail, item_id=item_id)
+
+
+def iter_line_blocks(
+    path: str | os.PathLike[str], *, chunk_size: int = DEFAULT_CHUNK_BYTES, start_offset: int = 0
+) -> Iterator[LineBlock | SourceProblem]:
+    """Stream a dump as blocks of whole lines; a problem (unreadable, truncated, corrupt) ends the stream.
+
+    ``start_offset`` resumes at a line start from an earlier scan: everything before it is decompressed and
+    discarded unparsed (only its newlines are counted, so line numbers stay absolute). Decompression and
+    cutting into lines run on a worker thread, ahead of the caller.
+    """
+    path = Path(path)
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be positive")
+    if start_offset < 0:
+        raise ValueError("start_offset must not be negative")
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        yield _problem(path, UNREADABLE_FILE, f"cannot open: {exc.strerror or exc}")
+        return
+    chunks = _zstd_chunks(fh, chunk_size) if is_compressed(path) else _plain_chunks(fh, chunk_size)
+    blocks = _ReadAhead(_cut_into_lines(chunks, path, start_offset), READ_AHEAD_BLOCKS)
+    try:
+        yield from blocks
+    finally:
+        blocks.close()
+        fh.close()
+
+
+def _count_newlines(data: bytes, start: int, end: int) -> int:
+    """numpy counts about three times faster than ``bytes.count`` and lets go of the GIL while it does."""
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 0x0A))
+
+
+def _cut_into_lines(chunks: Iterator[bytes], path: Path, start_offset: int) -> Iterator[LineBlock | SourceProblem]:
+    offset, line_no = 0, 1
+    pending: list[bytes] = []  # pieces of a line that runs over chunk boundaries
+    try:
+        for chunk in chunks:
+            position = 0
+            if offset < start_offset:
+                position = min(start_offset - offset, len(chunk))
+                line_no += _count_newlines(chunk, 0, position)
+                offset += position
+                if offset < start_offset:
+                    continue
+                if chunk[position - 1] != 0x0A:
+                    raise ValueError(f"start_offset {start_offset} is not the start of a line in {path}")
+                if position == len(chunk):
+                    continue
+            first_newline = chunk.find(b"\n", position)
+            if first_newline < 0:
+                pending.append(chunk[position:])
+                continue
+            if pending:
+                pending.append(chunk[position : first_newline + 1])
+                line = b"".join(pending)
+                pending = []
+                yield LineBlock(line, 0, len(line), offset, line_no, 1)
+                offset += len(line)
+                line_no += 1
+                position = first_newline + 1
+            end = chunk.rfind(b"\n") + 1
+            if end > position:
+                n_lines = _count_newlines(chunk, position, end)
+                yield LineBlock(chunk, position, end, offset, line_no, n_lines)
+                offset += end - position
+                line_no += n_lines
+            if end < len(chunk):
+                pending.append(chunk[end:])
+        if offset < start_offset:
+            raise ValueError(f"start_offset {start_offset} is beyond the end of {path} ({offset} bytes)")
+        if pending:
+            line = b"".join(pending) + b"\n"
+            yield LineBlock(line, 0, len(line), offset, line_no, 1)
+    except _StreamBroken as exc:
+        partial = sum(map(len, pending))
+        dropped = f"; the incomplete last line ({partial} bytes) is dropped" if partial else ""
+        detail = f"{exc}: {offset + partial} uncompressed bytes and {line_no - 1} complete lines were read{dropped}"
+        yield _problem(path, TRUNCATED_FILE, detail, line_no=line_no, byte_offset=offset)
+    except OSError as exc:
+        yield _problem(path, UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}",
+                       line_no=line_no, byte_offset=offset)
+
+
+def iter_lines(
+    path: str | os.PathLike[str], *, chunk_size: int = DEFAULT_CHUNK_BYTES, start_offset: int = 0
+) -> Iterator[tuple[int, int, bytes] | SourceProblem]:
+    """``(line_no, byte_offset, line)`` per line (without its newline), then a problem if the stream broke."""
+    for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset):
+        if isinstance(block, SourceProblem):
+            yield block
+            continue
+        data, start = block.data, block.start
+        for line_no in range(block.first_line_no, block.first_line_no + block.n_lines):
+            end = data.index(b"\n", start)
+            yield line_no, block.offset + start - block.start, data[start:end]
+            start = end + 1
+
+
+def _epoch_seconds(value: Any) -> float | None:
+    """Timestamps come as int, float or (in older dumps) numeric strings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def retrieved_at_of(record: dict) -> float | None:
+    """When the archive copied this record (``retrieved_on``, or ``retrieved_utc`` in newer dumps), if it says."""
+    for key in ("retrieved_on", "retrieved_utc"):
+        seconds = _epoch_seconds(record.get(key))
+        if seconds is not None:
+            return seconds
+    return None
+
+
+class _Filter:
+    """Which lines of a block to parse (``spans``) and what a parsed record means (``judge``)."""
+
+    kind: str
+
+    def spans(self, block: LineBlock) -> list[tuple[int, int, int]]:
+        """``(start, end, index)`` of each line worth parsing: its place in ``block.data`` (newline excluded) and
+        its 0-based number within the block, in order."""
+        raise NotImplementedError
+
+    def judge(self, record: dict) -> tuple[str, str, str | None] | bool:
+        """True to keep, False to pass over, or ``(reason_code, detail, item_id)`` for a problem."""
+        raise NotImplementedError
+
+
+def _line_start(data: bytes, block_start: int, position: int) -> int:
+    return (data.rfind(b"\n", block_start, position) + 1) or block_start
+
+
+class _KeyFilter(_Filter):
+    """Submissions by ``id`` or comments by ``link_id``; lines the regex cannot read are parsed and judged."""
+
+    def __init__(self, kind: str, wanted: Collection[str]):
+        self.kind = kind
+        self.pattern = _ID_VALUE if kind == SUBMISSION else _LINK_ID_VALUE
+        self.wanted = frozenset(wanted)
+        self.wanted_bytes = frozenset(value.encode() for value in self.wanted)
+
+    def spans(self, block: LineBlock) -> list[tuple[int, int, int]]:
+        """One pass over the key matches; when every line has one, the count of lines hit so far is the line's index."""
+        data, wanted = block.data, self.wanted_bytes
+        spans: list[tuple[int, int, int]] = []
+        line_end = -1
+        lines_hit = 0
+        for match in self.pattern.finditer(data, block.start, block.end):
+            position = match.start()
+            if position > line_end:
+                line_end = data.find(b"\n", position)
+                lines_hit += 1
+                if match.group(1) in wanted:
+                    spans.append((_line_start(data, block.start, position), line_end, lines_hit - 1))
+            elif match.group(1) in wanted and (not spans or spans[-1][1] != line_end):
+                spans.append((_line_start(data, block.start, position), line_end, lines_hit - 1))
+        return spans if lines_hit == block.n_lines else self._spans_line_by_line(block)
+
+    def _spans_line_by_line(self, block: LineBlock) -> list[tuple[int, int, int]]:
+        """For the rare block where some line has no readable key: those lines are parsed too."""
+        data, spans = block.data, []
+        start = block.start
+        for index in range(block.n_lines):
+            end = data.index(b"\n", start)
+            keys = self.pattern.findall(data, start, end)
+            if (keys and not self.wanted_bytes.isdisjoint(keys)) or (not keys and data[start:end].strip()):
+                spans.append((start, end, index))
+            start = end + 1
+        return spans
+
+    def judge(self, record: dict) -> tuple[str, str, str | None] | bool:
+        record_id = record.get("id")
+        if not isinstance(record_id, str) or not record_id:
+            record_id = None
+        if self.kind == SUBMISSION:
+            return record_id in self.wanted if record_id else (MISSING_FIELD, "submission has no id", None)
+        link_id = record.get("link_id")
+        if not isinstance(link_id, str) or not link_id.startswith("t3_"):
+            return MISSING_FIELD, "comment has no link_id of the form t3_<id>", record_id
+        if link_id[3:] not in self.wanted:
+            return False
+        return True if record_id else (MISSING_FIELD, f"comment on post {link_id[3:]} has no id", None)
+
+
+class _WindowFilter(_Filter):
+    """Submissions of one subreddit created in [start_utc, end_utc); only lines naming the subreddit can match."""
+
+    kind = SUBMISSION
+
+    def __init__(self, window: SubredditWindow):
+        self.window = window
+        self.subreddit = window.subreddit.casefold()
+        self.needle = b'"' + window.subreddit.lower().encode() + b'"'
+
+    def spans(self, block: LineBlock) -> list[tuple[int, int, int]]:
+        lowered = block.data.lower()  # ASCII-only and length-preserving, so positions carry over
+        spans = []
+        counted_to, index = block.start, 0
+        position = lowered.find(self.needle, block.start, block.end)
+        while position >= 0:
+            start, end = _line_start(lowered, block.start, position), lowered.find(b"\n", position)
+            index += lowered.count(b"\n", counted_to, start)
+            counted_to = start
+            spans.append((start, end, index))
+            position = lowered.find(self.needle, end, block.end)
+        return spans
+
+    def judge(self, record: dict) -> tuple[str, str, str | None] | bool:
+        subreddit = record.get("subreddit")
+        if not isinstance(subreddit, str) or subreddit.casefold() != self.subreddit:
+            return False
+        record_id = record.get("id")
+        if not isinstance(record_id, str) or not record_id:
+            record_id = None
+        created = _epoch_seconds(record.get("created_utc"))
+        if created is None:
+            return MISSING_FIELD, "submission has no numeric created_utc to place it in the window", record_id
+        if not self.window.start_utc <= created < self.window.end_utc:
+            return False
+        return True if record_id else (MISSING_FIELD, "submission has no id", None)
+
+
+def _scan(path: Path, record_filter: _Filter, chunk_size: int, start_offset: int) -> Iterator[RawItem | SourceProblem]:
+    locator = str(path)
+    kind = record_filter.kind
+    for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset):
+        if isinstance(block, SourceProblem):
+            yield block
+            continue
+        data = block.data
+        for start, end, index in record_filter.spans(block):
+            line_no, byte_offset = block.first_line_no + index, block.offset + start - block.start
+            try:
+                record = json.loads(data[start:end])
+            except ValueError as exc:  # includes invalid UTF-8
+                yield _problem(path, MALFORMED_JSON, f"line is not valid JSON: {exc}", line_no=line_no,
+                               byte_offset=byte_offset)
+                continue
+            if not isinstance(record, dict):
+                yield _problem(path, MALFORMED_JSON, f"line holds a JSON {type(record).__name__}, not an object",
+                               line_no=line_no, byte_offset=byte_offset)
+                continue
+            verdict = record_filter.judge(record)
+            if verdict is True:
+                origin = Origin(SOURCE_NAME, locator, line_no, byte_offset, retrieved_at_of(record))
+                yield RawItem(kind=kind, data=record, origin=origin)
+            elif verdict is not False:
+                reason_code, detail, item_id = verdict
+                yield _problem(path, reason_code, detail, line_no=line_no, byte_offset=byte_offset, item_id=item_id)
+
+
+def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """A directory stands for the dump files directly inside it; other paths are taken as given.
+
+    A file named twice (directly and through its folder, say) is kept once, so it is not scanned twice.
+    """
+    expanded: dict[Path, Path] = {}
+    for raw in paths:
+        path = Path(raw)
+        found = [child for child in path.iterdir() if child.is_file() and classify_dump(child)] if path.is_dir() else [path]
+        for file in found:
+            expanded.setdefault(file.resolve(), file)
+    return list(expanded.values())
+
+
+def _dump_order(path: Path) -> tuple[str, str]:
+    """By file name first, so monthly files come in calendar order whatever folder they sit in."""
+    return path.name, str(path)
+
+
+class DumpSource:
+    """``RedditSource`` over local dump files.
+
+    ``submissions`` scans every submission file, ``comments`` every comment file (a post's comments may sit in
+    later monthly files than the post). The same record seen in several files is yielded once per file;
+    merging observations is the normalizer's job. Files whose names match no dump pattern are reported once,
+    by ``submissions``.
+    """
+
+    name = SOURCE_NAME
+
+    def __init__(self, paths: Iterable[str | os.PathLike[str]], chunk_size: int = DEFAULT_CHUNK_BYTES):
+        self.paths = _expand(paths)
+        self.chunk_size = chunk_size
+
+    def files(self, kind: str) -> list[Path]:
+        if kind not in (SUBMISSION, COMMENT):
+            raise ValueError(f"kind must be {SUBMISSION!r} or {COMMENT!r}, not {kind!r}")
+        return sorted((path for path in self.paths if classify_dump(path) == kind), key=_dump_order)
+
+    def unsupported_files(self) -> list[Path]:
+        return sorted((path for path in self.paths if classify_dump(path) is None), key=_dump_order)
+
+    def scan_file(
+        self,
+        path: str | os.PathLike[str],
+        kind: str,
+        *,
+        ids: Collection[str] | None = None,
+        window: SubredditWindow | None = None,
+        post_ids: Collection[str] | None = None,
+        start_offset: int = 0,
+    ) -> Iterator[RawItem | SourceProblem]:
+        """Matching records of one file: submissions by ``ids`` or ``window``, comments by ``post_ids``."""
+        if kind == SUBMISSION:
+            if (ids is None) == (window is None) or post_ids is not None:
+                raise ValueError("submissions are selected by exactly one of ids or window")
+            record_filter: _Filter = _KeyFilter(SUBMISSION, ids) if ids is not None else _WindowFilter(window)
+        elif kind == COMMENT:
+            if post_ids is None or ids is not None or window is not None:
+                raise ValueError("comments are selected by post_ids")
+            record_filter = _KeyFilter(COMMENT, post_ids)
+        else:
+            raise ValueError(f"kind must be {SUBMISSION!r} or {COMMENT!r}, not {kind!r}")
+        return self._scan_file(Path(path), record_filter, start_offset)
+
+    def _scan_file(self, path: Path, record_filter: _Filter, start_offset: int = 0) -> Iterator[RawItem | SourceProblem]:
+        file_kind = classify_dump(path)
+        if file_kind is None:
+            yield _problem(path, UNSUPPORTED_FILE, "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments "
+                                                   "with .zst, .ndjson or .jsonl")
+            return
+        if file_kind != record_filter.kind:
+            raise ValueError(f"{path.name} holds {file_kind}s, not {record_filter.kind}s")
+        yield from _scan(path, record_filter, self.chunk_size, start_offset)
+
+    def submissions(
+        self, ids: Collection[str] | None, window: SubredditWindow | None
+    ) -> Iterator[RawItem | SourceProblem]:
+        """Every copy of the asked-for submissions, then ``not_found`` for ids that no file held."""
+        if (ids is None) == (window is None):
+            raise ValueError("submissions are selected by exactly one of ids or window")
+        return self._submissions(frozenset(ids) if ids is not None else None, window)
+
+    def _submissions(self, wanted: frozenset[str] | None, window: SubredditWindow | None) -> Iterator[RawItem | SourceProblem]:
+        record_filter = _KeyFilter(SUBMISSION, wanted) if wanted is not None else _WindowFilter(window)
+        for path in self.unsupported_files():
+            yield from self._scan_file(path, record_filter)
+        if wanted is not None and not wanted:
+            return
+        files = self.files(SUBMISSION)
+        seen: set[str] = set()
+        for path in files:
+            for result in self._scan_file(path, record_filter):
+                if isinstance(result, RawItem):
+                    seen.add(result.data["id"])
+                yield result
+        if wanted is None:
+            return
+        locator = str(files[0]) if len(files) == 1 else os.path.commonpath([p.absolute() for p in files]) if files else ""
+        for missing in sorted(wanted - seen):
+            yield SourceProblem(
+                origin=Origin(source_kind=SOURCE_NAME, locator=locator),
+                reason_code=NOT_FOUND,
+                detail=f"not in any of {len(files)} submission dump files",
+                item_id=missing,
+            )
+
+    def comments(self, post_ids: Collection[str]) -> Iterator[RawItem | SourceProblem]:
+        """Every comment, at any depth, on the given posts, from every comment file."""
+        record_filter = _KeyFilter(COMMENT, post_ids)
+        if not record_filter.wanted:
+            return
+        for path in self.files(COMMENT):
+            yield from self._scan_file(path, record_filter)

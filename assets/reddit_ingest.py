@@ -1,0 +1,536 @@
+"""Reddit ingestion: candidate posts and their comment threads from dumps, the archive API and PRAW.
+
+Every copy a source returns is kept as an observation (where it was read, when it was retrieved);
+the merged post or comment is the latest retrieval. Dump scans checkpoint their offset per file,
+HTTP sources mark each answered post, so a crash or a rerun repeats no finished work.
+"""
+
+import json
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+
+from assets.lib.iteration import batched
+from assets.lib.reddit_dumps import DumpSource, classify_dump
+from assets.lib.reddit_records import (
+    CONNECTION_ERROR,
+    HTTP_ERROR,
+    UNSUPPORTED_FILE,
+    Comment,
+    Origin,
+    Post,
+    RawItem,
+    RedditSource,
+    SourceProblem,
+    SubredditWindow,
+    UsernameHasher,
+    merge_observations,
+    normalize_comment,
+    normalize_submission,
+    parse_id_list,
+)
+from assets.reddit_settings import PhotocritiqueSettings
+from assets.step import Step, recorded_step
+from resources.reddit_archive_api import RedditArchiveApiResource
+from resources.reddit_live_api import RedditApiResource
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows, registered
+from warehouse.lineage import ActivityLog, Entity, canonical_json, digest_of, entity_id, utcnow
+
+SUBMISSIONS = "submissions"
+COMMENTS = "comments"
+_RETRYABLE = frozenset({HTTP_ERROR, CONNECTION_ERROR})
+
+
+def dump_files(locations: Iterable[str]) -> list[Path]:
+    """Configured dump files, and the dump-named files inside configured folders (sorted)."""
+    found: list[Path] = []
+    for location in map(Path, locations):
+        if location.is_dir():
+            found.extend(sorted(p for p in location.rglob("*") if p.is_file() and classify_dump(p)))
+        else:
+            found.append(location)  # a missing or oddly named file is reported by the scan, not skipped
+    return found
+
+
+def configured_sources(
+    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource
+) -> list[RedditSource]:
+    """The sources the user configured, dumps first (cheapest), then the archive API, then live Reddit."""
+    sources: list[RedditSource] = []
+    if settings.dumps:
+        sources.append(DumpSource(dump_files(settings.dumps)))
+    for resource in (archive_api, reddit_api):
+        source = resource.get_source()
+        if source is not None:
+            sources.append(source)
+    return sources
+
+
+def _parameters(
+    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource
+) -> dict:
+    """Provenance parameters: the settings without the salt; the API sections hold only env-var names."""
+    return {"settings": settings.recorded_parameters(), "archive_api": archive_api.model_dump(), "reddit_api": reddit_api.model_dump()}
+
+
+def _require_sources(sources: list[RedditSource]) -> None:
+    if not sources:
+        raise Failure(
+            description="photocritique has candidates but no source: configure photocritique.dumps,"
+            " reddit_archive_api.base_url, or Reddit API credentials (reddit_api)"
+        )
+
+
+def _check_salt(step: Step, hasher: UsernameHasher) -> None:
+    """Author hashes from different salts never match, so a changed salt must stop the run, not corrupt it."""
+    fingerprint = hasher.salt_fingerprint()
+    with step.batch() as log:
+        known = log.con.execute(
+            "SELECT fingerprint FROM settings_fingerprint WHERE name = 'reddit_username_salt'"
+        ).fetchone()
+        if known is None:
+            insert_rows(
+                log.con,
+                "settings_fingerprint",
+                [{"name": "reddit_username_salt", "fingerprint": fingerprint, "recorded_at": utcnow()}],
+            )
+    if known is not None and known[0] != fingerprint:
+        raise Failure(
+            description="the username salt differs from the one this warehouse was built with; author hashes"
+            " would no longer match (the submitter check needs them to). Restore the salt or use a new warehouse."
+        )
+
+
+def _source_entity(source_kind: str, locator: str) -> Entity:
+    return Entity(
+        entity_id("reddit_source", digest_of([source_kind, locator])),
+        "reddit_source",
+        attributes={"source_kind": source_kind, "locator": locator},
+    )
+
+
+def _problem_row(log: ActivityLog, problem: SourceProblem, scope: str) -> dict:
+    o = problem.origin
+    return {
+        "problem_id": digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, scope, problem.reason_code, problem.item_id]),
+        "source_kind": o.source_kind,
+        "locator": o.locator,
+        "line_no": o.line_no,
+        "byte_offset": o.byte_offset,
+        "scope": scope,
+        "reason_code": problem.reason_code,
+        "detail": problem.detail[:2000],
+        "item_id": problem.item_id,
+        "activity_id": log.activity_id,
+        "recorded_at": utcnow(),
+    }
+
+
+class ObservationWriter:
+    """Normalizes raw items and stores them as observations with lineage; problems keep their reason."""
+
+    def __init__(self, scope: str, hasher: UsernameHasher, bot_accounts: Collection[str]) -> None:
+        self.scope = scope
+        self.hasher = hasher
+        self.bot_accounts = tuple(bot_accounts)
+        self.touched: set[str] = set()
+
+    def normalize(self, item: RawItem) -> Post | Comment | SourceProblem:
+        if self.scope == SUBMISSIONS:
+            return normalize_submission(item, self.hasher)
+        return normalize_comment(item, self.hasher, self.bot_accounts)
+
+    def write(self, log: ActivityLog, items: Iterable[RawItem | SourceProblem]) -> tuple[int, int]:
+        records: list[Post | Comment] = []
+        problems: list[SourceProblem] = []
+        for item in items:
+            result = item if isinstance(item, SourceProblem) else self.normalize(item)
+            (problems if isinstance(result, SourceProblem) else records).append(result)
+        insert_rows(log.con, "reddit_source_problem", [_problem_row(log, p, self.scope) for p in problems])
+        if records:
+            self._write_records(log, records)
+        return len(records), len(problems)
+
+    def _write_records(self, log: ActivityLog, records: list[Post | Comment]) -> None:
+        kind = "reddit_post" if self.scope == SUBMISSIONS else "reddit_comment"
+        table = "reddit_post_observation" if self.scope == SUBMISSIONS else "reddit_comment_observation"
+        sources = {(r.origin.source_kind, r.origin.locator): _source_entity(r.origin.source_kind, r.origin.locator) for r in records}
+        log.entities(sources.values())
+        log.used((e.entity_id for e in sources.values()), "source")
+        rows, entities, edges = [], {}, []
+        for record in records:
+            digest = record.content_digest()
+            content_entity = entity_id(kind, digest)
+            key = record.post_id if self.scope == SUBMISSIONS else record.comment_id
+            entities[content_entity] = Entity(content_entity, kind, digest, {"id": key, "post_id": record.post_id})
+            edges.append((content_entity, sources[(record.origin.source_kind, record.origin.locator)].entity_id, "read_from"))
+            o = record.origin
+            row = {
+                "observation_id": entity_id(
+                    f"{kind}_observation", digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, digest, o.retrieved_at])
+                ),
+                "post_id": record.post_id,
+                "entity_id": content_entity,
+                "source_kind": o.source_kind,
+                "source_locator": o.locator,
+                "line_no": o.line_no,
+                "byte_offset": o.byte_offset,
+                "retrieved_at": o.retrieved_at,
+                "record": canonical_json(record.to_row()),
+                "activity_id": log.activity_id,
+            }
+            if self.scope == COMMENTS:
+                row["comment_id"] = record.comment_id
+            rows.append(row)
+            self.touched.add(key)
+        insert_rows(log.con, table, rows)
+        log.entities(entities.values())
+        log.generated(entities)
+        log.derived(edges)
+
+
+def _fingerprint(path: Path) -> str:
+    """Cheap identity of a (possibly huge) dump file: path, size and mtime, not a full hash."""
+    stat = path.stat()
+    return digest_of([str(path.resolve()), stat.st_size, stat.st_mtime_ns])
+
+
+def scan_dumps(
+    step: Step,
+    source: DumpSource,
+    scope: str,
+    target_digest: str,
+    scan: Callable[[Path, int], Iterator[RawItem | SourceProblem]],
+    writer: ObservationWriter,
+    batch_size: int,
+) -> None:
+    """Scan every dump file of the scope once per target set, checkpointing after each batch."""
+    kind = "submission" if scope == SUBMISSIONS else "comment"
+    for path in source.files(kind):
+        try:
+            scan_key = digest_of([_fingerprint(path), scope, target_digest])
+        except OSError:  # missing file: the scan reports it as unreadable_file
+            scan_key = digest_of([str(path), scope, target_digest])
+        with step.batch() as log:
+            state = log.con.execute(
+                "SELECT status, resume_offset, lines_matched, problems FROM reddit_dump_scan WHERE scan_key = ?", [scan_key]
+            ).fetchone()
+        if state and state[0] == "complete":
+            step.counts[f"dump_files_already_scanned:{scope}"] += 1
+            continue
+        progress = _ScanProgress(scan_key, str(path), scope, target_digest, *(state[1:] if state else (0, 0, 0)))
+        if progress.offset:
+            step.counts[f"dump_files_resumed:{scope}"] += 1
+        for chunk in batched(scan(path, progress.offset), batch_size):
+            with step.batch() as log:
+                n_records, n_problems = writer.write(log, chunk)
+                offsets = [i.origin.byte_offset for i in chunk if isinstance(i, RawItem) and i.origin.byte_offset is not None]
+                progress.advance(n_records, n_problems, offsets)
+                progress.save(log, "running")
+            step.counts[f"observations:{scope}"] += n_records
+            step.counts[f"problems:{scope}"] += n_problems
+        with step.batch() as log:
+            progress.save(log, "complete")
+        step.counts[f"dump_files_scanned:{scope}"] += 1
+
+
+@dataclass
+class _ScanProgress:
+    """Where a dump scan stands; resuming re-reads the last committed line, which is stored only once."""
+
+    scan_key: str
+    locator: str
+    scope: str
+    target_digest: str
+    offset: int
+    matched: int
+    problems: int
+
+    def advance(self, n_records: int, n_problems: int, offsets: list[int]) -> None:
+        self.matched += n_records
+        self.problems += n_problems
+        self.offset = max([self.offset, *offsets])  # offsets are line starts, so resuming there is safe
+
+    def save(self, log: ActivityLog, status: str) -> None:
+        row = {
+            "scan_key": self.scan_key,
+            "locator": self.locator,
+            "scope": self.scope,
+            "target_digest": self.target_digest,
+            "status": status,
+            "resume_offset": self.offset,
+            "lines_matched": self.matched,
+            "problems": self.problems,
+            "activity_id": log.activity_id,
+            "updated_at": utcnow(),
+        }
+        insert_rows(log.con, "reddit_dump_scan", [row], conflict="replace")
+
+
+def _report_unsupported_files(step: Step, source: DumpSource, writer: ObservationWriter) -> None:
+    odd = source.unsupported_files()
+    if odd:
+        with step.batch() as log:
+            writer.write(
+                log,
+                [
+                    SourceProblem(Origin("dump", str(p)), UNSUPPORTED_FILE, "name matches no dump pattern (RS_/RC_YYYY-MM, <sub>_submissions/_comments)")
+                    for p in odd
+                ],
+            )
+        step.counts["dump_files_unsupported"] += len(odd)
+
+
+def fetch_from_api(
+    step: Step,
+    source: RedditSource,
+    scope: str,
+    keys: list[str],
+    request: Callable[[list[str]], Iterator[RawItem | SourceProblem]],
+    writer: ObservationWriter,
+    batch_size: int,
+) -> None:
+    """Ask an HTTP source for every key it has not answered yet; failed keys stay pending for the next run."""
+    with step.batch() as log:
+        done = {
+            row[0]
+            for row in log.con.execute(
+                "SELECT post_id FROM reddit_fetch_done WHERE source_kind = ? AND scope = ?", [source.name, scope]
+            ).fetchall()
+        }
+    pending = [k for k in keys if k not in done]
+    step.counts[f"api_keys_already_answered:{source.name}:{scope}"] += len(keys) - len(pending)
+    for chunk in batched(pending, batch_size):
+        items = list(request(chunk))
+        failed = [i for i in items if isinstance(i, SourceProblem) and i.reason_code in _RETRYABLE]
+        failed_keys = {p.item_id for p in failed}
+        answered = [] if None in failed_keys else [k for k in chunk if k not in failed_keys]
+        with step.batch() as log:
+            n_records, n_problems = writer.write(log, items)
+            insert_rows(
+                log.con,
+                "reddit_fetch_done",
+                [{"source_kind": source.name, "scope": scope, "post_id": k, "activity_id": log.activity_id} for k in answered],
+            )
+        step.counts[f"observations:{scope}"] += n_records
+        step.counts[f"problems:{scope}"] += n_problems
+        step.counts[f"api_keys_failed:{source.name}:{scope}"] += len(chunk) - len(answered)
+
+
+def merge_touched(step: Step, scope: str, keys: set[str], batch_size: int) -> None:
+    """Recompute the merged record of every post or comment that got a new observation."""
+    record_type = Post if scope == SUBMISSIONS else Comment
+    key, obs_table, table = (
+        ("post_id", "reddit_post_observation", "reddit_post")
+        if scope == SUBMISSIONS
+        else ("comment_id", "reddit_comment_observation", "reddit_comment")
+    )
+    for chunk in batched(sorted(keys), batch_size):
+        with step.batch() as log, registered(log.con, "_keys", pd.DataFrame({key: chunk})):
+            rows = log.con.execute(
+                f"SELECT {key}, observation_id, record FROM {obs_table} WHERE {key} IN (SELECT {key} FROM _keys)"
+            ).fetchall()
+            grouped: dict[str, list[tuple[str, object]]] = {}
+            for k, observation_id, record in rows:
+                grouped.setdefault(k, []).append((observation_id, record_type.from_row(json.loads(record))))
+            merged_rows = []
+            for observations in grouped.values():
+                by_identity = {id(obj): obs_id for obs_id, obj in observations}
+                winner = merge_observations(obj for _, obj in observations)
+                merged_rows.append(
+                    _merged_row(scope, winner, by_identity[id(winner)], len(observations), log.activity_id)
+                )
+            insert_rows(log.con, table, merged_rows, conflict="replace")
+        step.counts[f"merged:{scope}"] += len(merged_rows)
+
+
+def _merged_row(scope: str, record: Post | Comment, observation_id: str, n_observations: int, activity_id: str) -> dict:
+    kind = "reddit_post" if scope == SUBMISSIONS else "reddit_comment"
+    common = {
+        "entity_id": entity_id(kind, record.content_digest()),
+        "observation_id": observation_id,
+        "author_hash": record.author_hash,
+        "score": record.score,
+        "score_observed_at": record.origin.retrieved_at,
+        "created_utc": record.created_utc,
+        "removed_state": record.removed_state,
+        "source_kind": record.origin.source_kind,
+        "source_locator": record.origin.locator,
+        "n_observations": n_observations,
+        "record": canonical_json(record.to_row()),
+        "activity_id": activity_id,
+    }
+    if scope == SUBMISSIONS:
+        return {
+            **common,
+            "post_id": record.post_id,
+            "subreddit": record.subreddit,
+            "title": record.title,
+            "body": record.body,
+            "num_comments": record.num_comments,
+            "permalink": record.permalink,
+            "url": record.url,
+            "crosspost_parent": record.crosspost_parent,
+        }
+    return {
+        **common,
+        "comment_id": record.comment_id,
+        "post_id": record.post_id,
+        "parent_id": record.parent_id,
+        "author_is_bot": record.author_is_bot,
+        "body": record.body,
+        "distinguished": record.distinguished,
+        "stickied": bool(record.stickied),
+    }
+
+
+def _read_candidates(step: Step, settings: PhotocritiqueSettings) -> None:
+    """Store the ids of every configured list; malformed lines become problems, not silent gaps."""
+    for list_file in map(Path, settings.id_lists):
+        if not list_file.is_file():
+            raise Failure(description=f"id list not found: {list_file}")
+        for chunk in batched(parse_id_list(list_file), settings.batch_size):
+            now = utcnow()
+            with step.batch() as log:
+                insert_rows(
+                    log.con,
+                    "reddit_candidate",
+                    [
+                        {"post_id": pid, "list_file": str(list_file), "line_no": line, "activity_id": log.activity_id, "recorded_at": now}
+                        for line, pid, _ in chunk
+                        if pid is not None
+                    ],
+                )
+                bad = [
+                    SourceProblem(
+                        _list_origin(list_file, line), "malformed_id", detail or "not a base36 submission id", None
+                    )
+                    for line, pid, detail in chunk
+                    if pid is None
+                ]
+                insert_rows(log.con, "reddit_source_problem", [_problem_row(log, p, "candidates") for p in bad])
+            step.counts["candidate_lines"] += len(chunk)
+            step.counts["candidate_lines_malformed"] += len(bad)
+
+
+def _list_origin(list_file: Path, line: int) -> Origin:
+    return Origin(source_kind="id_list", locator=str(list_file), line_no=line)
+
+
+def candidate_ids(step: Step) -> list[str]:
+    with step.batch() as log:
+        return [row[0] for row in log.con.execute("SELECT post_id FROM reddit_candidate ORDER BY post_id").fetchall()]
+
+
+def _window_candidates(step: Step, window: SubredditWindow) -> None:
+    """In window mode the candidates are the posts the sources found in the subreddit and range."""
+    with step.batch() as log:
+        log.con.execute(
+            "INSERT OR IGNORE INTO reddit_candidate SELECT post_id, NULL, NULL, ?, now() FROM reddit_post"
+            " WHERE lower(subreddit) = lower(?) AND created_utc >= ? AND created_utc < ?",
+            [log.activity_id, window.subreddit, window.start_utc, window.end_utc],
+        )
+
+
+@asset(
+    group_name="photocritique",
+    code_version="1",
+    description="Candidate r/photocritique submissions (id lists or a subreddit window) from every configured source;"
+    " every copy kept as an observation, merged by latest retrieval; unusable lines kept with a reason.",
+)
+def reddit_posts(
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    photocritique: PhotocritiqueSettings,
+    reddit_archive_api: RedditArchiveApiResource,
+    reddit_api: RedditApiResource,
+) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = _parameters(photocritique, reddit_archive_api, reddit_api)
+    with recorded_step(context, wh, params) as step:
+        if not photocritique.enabled():
+            step.notes["skipped"] = "no id list or subreddit configured"
+            return MaterializeResult(metadata=step.summary())
+        hasher = photocritique.hasher()
+        _check_salt(step, hasher)
+        sources = configured_sources(photocritique, reddit_archive_api, reddit_api)
+        _require_sources(sources)
+        window = photocritique.window()
+        writer = ObservationWriter(SUBMISSIONS, hasher, photocritique.bot_accounts)
+        if window is None:
+            _read_candidates(step, photocritique)
+            ids = candidate_ids(step)
+            target = {"ids": frozenset(ids)}
+            target_digest = digest_of(["ids", ids])
+        else:
+            ids = []
+            target = {"window": window}
+            target_digest = digest_of(["window", window.subreddit.casefold(), window.start_utc, window.end_utc])
+        for source in sources:
+            if isinstance(source, DumpSource):
+                _report_unsupported_files(step, source, writer)
+                scan_dumps(
+                    step, source, SUBMISSIONS, target_digest,
+                    lambda path, offset, s=source: s.scan_file(path, "submission", start_offset=offset, **target),
+                    writer, photocritique.batch_size,
+                )
+            elif window is None:
+                fetch_from_api(step, source, SUBMISSIONS, ids, lambda chunk, s=source: s.submissions(chunk, None), writer, photocritique.batch_size)
+            else:
+                fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer, photocritique.batch_size)
+        merge_touched(step, SUBMISSIONS, writer.touched, photocritique.batch_size)
+        if window is not None:
+            _window_candidates(step, window)
+        step.notes["sources"] = [s.name for s in sources]
+    return MaterializeResult(metadata=step.summary())
+
+
+@asset(
+    group_name="photocritique",
+    code_version="1",
+    deps=[reddit_posts],
+    description="Every comment (any depth) of the candidate posts found, from every configured source;"
+    " comments in later monthly dumps than their post are found too.",
+)
+def reddit_comments(
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    photocritique: PhotocritiqueSettings,
+    reddit_archive_api: RedditArchiveApiResource,
+    reddit_api: RedditApiResource,
+) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = _parameters(photocritique, reddit_archive_api, reddit_api)
+    with recorded_step(context, wh, params) as step:
+        if not photocritique.enabled():
+            step.notes["skipped"] = "no id list or subreddit configured"
+            return MaterializeResult(metadata=step.summary())
+        hasher = photocritique.hasher()
+        _check_salt(step, hasher)
+        sources = configured_sources(photocritique, reddit_archive_api, reddit_api)
+        _require_sources(sources)
+        with step.batch() as log:
+            post_ids = [
+                row[0]
+                for row in log.con.execute(
+                    "SELECT c.post_id FROM reddit_candidate c JOIN reddit_post p USING (post_id) ORDER BY c.post_id"
+                ).fetchall()
+            ]
+        writer = ObservationWriter(COMMENTS, hasher, photocritique.bot_accounts)
+        target_digest = digest_of(["post_ids", post_ids])
+        for source in sources:
+            if isinstance(source, DumpSource):
+                scan_dumps(
+                    step, source, COMMENTS, target_digest,
+                    lambda path, offset, s=source, t=frozenset(post_ids): s.scan_file(path, "comment", post_ids=t, start_offset=offset),
+                    writer, photocritique.batch_size,
+                )
+            else:
+                fetch_from_api(step, source, COMMENTS, post_ids, lambda chunk, s=source: s.comments(chunk), writer, max(1, photocritique.batch_size // 10))
+        merge_touched(step, COMMENTS, writer.touched, photocritique.batch_size)
+        step.notes["posts_with_threads"] = len(post_ids)
+    return MaterializeResult(metadata=step.summary())

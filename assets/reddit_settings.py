@@ -1,0 +1,104 @@
+"""Settings of the r/photocritique stages, filled from the config file (section ``photocritique``)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Optional
+
+from dagster import Config, ConfigurableResource, Failure
+from pydantic import Field
+
+from assets.lib.critique_filters import DEFAULT_BOT_BOILERPLATE, FilterParams
+from assets.lib.reddit_records import SubredditWindow, UsernameHasher
+
+
+class LocalImagesConfig(Config):
+    """A folder of already-downloaded post images (as many users of the Reddit Photo Critique Dataset have)."""
+
+    path: str
+    pattern: str = Field(
+        default="{post_id}*",
+        description="Glob for a post's file; {post_id} and {position} are filled in (e.g. '{post_id}.jpg')",
+    )
+
+
+class PhotocritiqueSettings(ConfigurableResource):
+    """Which posts to rebuild, from which archives, and the benchmark's filter settings."""
+
+    id_lists: list[str] = Field(
+        default=[], description="RPCD-style split files: bare base36 submission ids, one per line"
+    )
+    subreddit: Optional[str] = Field(default=None, description="Without id lists: the subreddit to take posts from")
+    start_date: Optional[str] = Field(default=None, description="Window start (ISO date or datetime, UTC, inclusive)")
+    end_date: Optional[str] = Field(default=None, description="Window end (ISO date or datetime, UTC, exclusive)")
+    dumps: list[str] = Field(
+        default=[],
+        description="zst dump files or folders holding RS_/RC_YYYY-MM.zst or <sub>_submissions/_comments.zst",
+    )
+    username_salt_env: str = Field(
+        default="AESFORGE_REDDIT_SALT",
+        description="Environment variable holding the salt for hashing usernames (preferred over username_salt)",
+    )
+    username_salt: Optional[str] = Field(
+        default=None, description="Salt given in the config file instead (never stored in the warehouse)"
+    )
+    bot_accounts: list[str] = Field(default=["AutoModerator"], description="Accounts whose comments are notices")
+    bot_boilerplate: list[str] = Field(
+        default=list(DEFAULT_BOT_BOILERPLATE), description="Regexes (case-insensitive) marking bot notices"
+    )
+    min_post_words: int = Field(default=10, description="Title plus body must hold at least this many words")
+    min_comment_words: int = Field(default=5, description="A critique must hold at least this many words")
+    references_per_post: int = Field(default=3, description="Qualifying comments needed, and kept, per post")
+    gallery_items: int = Field(default=1, description="Gallery images per post offered to the pool, in gallery order")
+    image_license: str = Field(
+        default="reddit-user-content",
+        description="License recorded on post images; add it to pool.filters.license_allowlist to admit them",
+    )
+    image_redistribution: str = Field(
+        default="restricted", description="Redistribution status of post images (the benchmark ships ids, not images)"
+    )
+    local_images: Optional[LocalImagesConfig] = Field(default=None)
+    url_rewrite: dict[str, str] = Field(
+        default={}, description="URL prefix -> mirror URL prefix or local folder, tried in order"
+    )
+    export_dir: str = Field(default="data/exports/photocritique", description="Where the Parquet and JSONL exports go")
+    batch_size: int = Field(default=500, description="Items per warehouse transaction; a crash loses at most one batch")
+
+    def enabled(self) -> bool:
+        return bool(self.id_lists or self.subreddit)
+
+    def window(self) -> SubredditWindow | None:
+        if self.id_lists or not self.subreddit:
+            return None
+        if not (self.start_date and self.end_date):
+            raise Failure(description="photocritique.subreddit needs start_date and end_date (ISO, UTC)")
+        return SubredditWindow(self.subreddit, _epoch(self.start_date), _epoch(self.end_date))
+
+    def hasher(self) -> UsernameHasher:
+        salt = os.environ.get(self.username_salt_env) or self.username_salt
+        if not salt:
+            raise Failure(
+                description=f"no username salt: set the environment variable {self.username_salt_env}"
+                " (or photocritique.username_salt); usernames are only ever stored as salted hashes"
+            )
+        return UsernameHasher(salt)
+
+    def filter_params(self) -> FilterParams:
+        return FilterParams(
+            min_post_words=self.min_post_words,
+            min_comment_words=self.min_comment_words,
+            references_per_post=self.references_per_post,
+            bot_boilerplate=tuple(self.bot_boilerplate),
+        )
+
+    def recorded_parameters(self) -> dict:
+        """The settings as provenance parameters; the salt is left out."""
+        return self.model_dump(exclude={"username_salt"})
+
+
+def _epoch(value: str) -> int:
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp())
