@@ -29,6 +29,7 @@ dev: install
 bench: install
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/dedup.py --n 5000
+	$(BIN)/python bench/reddit_dump.py --size-mb 1024 --out data/bench/reddit
 
 clean:
 	rm -rf data build *.egg-info

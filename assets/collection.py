@@ -18,7 +18,8 @@ from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.lineage import ActivityLog, Entity, digest_of, entity_id, sha256_file, utcnow
+from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.lineage import ActivityLog, Entity, utcnow
 
 SOURCE_STAGE = "source"
 FETCH_STAGE = "fetch"

@@ -9,7 +9,7 @@ from assets.settings import PoolSettings
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.lineage import digest_of
+from warehouse.ids import digest_of
 
 FILTER_STAGE = "filter"
 

@@ -20,7 +20,8 @@ from assets.step import recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.lineage import ActivityLog, Entity, entity_id
+from warehouse.ids import entity_id
+from warehouse.lineage import ActivityLog, Entity
 
 DECODE_STAGE = "decode"
 

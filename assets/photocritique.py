@@ -21,7 +21,8 @@ from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.lineage import ActivityLog, Entity, digest_of, entity_id, sha256_file
+from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.lineage import ActivityLog, Entity
 
 POST_STAGE = "photocritique_post"
 COMMENT_STAGE = "photocritique_comment"

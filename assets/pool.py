@@ -10,7 +10,8 @@ from assets.settings import PoolSettings
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.lineage import Entity, digest_of, entity_id
+from warehouse.ids import digest_of, entity_id
+from warehouse.lineage import Entity
 
 DEDUP_STAGE = "dedup"
 DUPLICATE = "duplicate"

@@ -18,6 +18,8 @@ from assets.lib.reddit_dumps import DumpSource, classify_dump
 from assets.lib.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
+    MALFORMED_JSON,
+    MISSING_FIELD,
     UNSUPPORTED_FILE,
     Comment,
     Origin,
@@ -38,11 +40,15 @@ from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.lineage import ActivityLog, Entity, canonical_json, digest_of, entity_id, utcnow
+from warehouse.ids import canonical_json, digest_of, entity_id
+from warehouse.lineage import ActivityLog, Entity, utcnow
 
 SUBMISSIONS = "submissions"
 COMMENTS = "comments"
 _RETRYABLE = frozenset({HTTP_ERROR, CONNECTION_ERROR})
+_LINE_PROBLEMS = frozenset({MALFORMED_JSON, MISSING_FIELD})
+THREADS_PER_COMMIT = 20
+"""Comment trees fetched over HTTP per warehouse transaction: a crash repeats at most this many requests."""
 
 
 def dump_files(locations: Iterable[str]) -> list[Path]:
@@ -137,7 +143,6 @@ class ObservationWriter:
         self.scope = scope
         self.hasher = hasher
         self.bot_accounts = tuple(bot_accounts)
-        self.touched: set[str] = set()
 
     def normalize(self, item: RawItem) -> Post | Comment | SourceProblem:
         if self.scope == SUBMISSIONS:
@@ -186,7 +191,6 @@ class ObservationWriter:
             if self.scope == COMMENTS:
                 row["comment_id"] = record.comment_id
             rows.append(row)
-            self.touched.add(key)
         insert_rows(log.con, table, rows)
         log.entities(entities.values())
         log.generated(entities)
@@ -223,13 +227,14 @@ def scan_dumps(
             step.counts[f"dump_files_already_scanned:{scope}"] += 1
             continue
         progress = _ScanProgress(scan_key, str(path), scope, target_digest, *(state[1:] if state else (0, 0, 0)))
-        if progress.offset:
+        items = scan(path, progress.offset)
+        if state:  # resuming: the line at the checkpoint was committed already, so it is read but not stored again
             step.counts[f"dump_files_resumed:{scope}"] += 1
-        for chunk in batched(scan(path, progress.offset), batch_size):
+            items = (i for i in items if i.origin.byte_offset is None or i.origin.byte_offset > state[1])
+        for chunk in batched(items, batch_size):
             with step.batch() as log:
                 n_records, n_problems = writer.write(log, chunk)
-                offsets = [i.origin.byte_offset for i in chunk if isinstance(i, RawItem) and i.origin.byte_offset is not None]
-                progress.advance(n_records, n_problems, offsets)
+                progress.advance(n_records, n_problems, [o for o in map(_line_start, chunk) if o is not None])
                 progress.save(log, "running")
             step.counts[f"observations:{scope}"] += n_records
             step.counts[f"problems:{scope}"] += n_problems
@@ -238,9 +243,16 @@ def scan_dumps(
         step.counts[f"dump_files_scanned:{scope}"] += 1
 
 
+def _line_start(item: RawItem | SourceProblem) -> int | None:
+    """The offset of the line an item was read from, when it is one (a truncation is not a line)."""
+    if isinstance(item, RawItem) or item.reason_code in _LINE_PROBLEMS:
+        return item.origin.byte_offset
+    return None
+
+
 @dataclass
 class _ScanProgress:
-    """Where a dump scan stands; resuming re-reads the last committed line, which is stored only once."""
+    """Where a dump scan stands: the start of the last committed line, which a resumed scan skips."""
 
     scan_key: str
     locator: str
@@ -253,7 +265,7 @@ class _ScanProgress:
     def advance(self, n_records: int, n_problems: int, offsets: list[int]) -> None:
         self.matched += n_records
         self.problems += n_problems
-        self.offset = max([self.offset, *offsets])  # offsets are line starts, so resuming there is safe
+        self.offset = max([self.offset, *offsets])
 
     def save(self, log: ActivityLog, status: str) -> None:
         row = {
@@ -321,20 +333,34 @@ def fetch_from_api(
         step.counts[f"api_keys_failed:{source.name}:{scope}"] += len(chunk) - len(answered)
 
 
-def merge_touched(step: Step, scope: str, keys: set[str], batch_size: int) -> None:
-    """Recompute the merged record of every post or comment that got a new observation."""
+def merge_pending(step: Step, scope: str, batch_size: int) -> None:
+    """Recompute the merged record of every post or comment whose observations changed since its last merge.
+
+    Pending keys are those whose observation count differs from the merged row's (observations are only
+    ever added), so observations committed by a run that crashed before merging are merged by the next one.
+    They are queued in the warehouse first and taken off the queue batch by batch, in bounded memory.
+    """
     record_type = Post if scope == SUBMISSIONS else Comment
     key, obs_table, table = (
         ("post_id", "reddit_post_observation", "reddit_post")
         if scope == SUBMISSIONS
         else ("comment_id", "reddit_comment_observation", "reddit_comment")
     )
-    for chunk in batched(sorted(keys), batch_size):
+    with step.batch() as log:
+        log.con.execute(
+            f"INSERT OR IGNORE INTO reddit_merge_queue SELECT ?, o.{key} FROM {obs_table} o"
+            f" LEFT JOIN {table} m USING ({key}) GROUP BY o.{key}, m.n_observations"
+            " HAVING m.n_observations IS NULL OR count(*) <> m.n_observations",
+            [scope],
+        )
+    pages = step.warehouse.pages("SELECT item_id FROM reddit_merge_queue WHERE scope = ?", [scope], key="item_id", block=batch_size)
+    for page in pages:
+        chunk = [row[0] for row in page]
         with step.batch() as log, registered(log.con, "_keys", pd.DataFrame({key: chunk})):
             rows = log.con.execute(
                 f"SELECT {key}, observation_id, record FROM {obs_table} WHERE {key} IN (SELECT {key} FROM _keys)"
             ).fetchall()
-            grouped: dict[str, list[tuple[str, object]]] = {}
+            grouped: dict[str, list[tuple[str, Post | Comment]]] = {}
             for k, observation_id, record in rows:
                 grouped.setdefault(k, []).append((observation_id, record_type.from_row(json.loads(record))))
             merged_rows = []
@@ -345,6 +371,9 @@ def merge_touched(step: Step, scope: str, keys: set[str], batch_size: int) -> No
                     _merged_row(scope, winner, by_identity[id(winner)], len(observations), log.activity_id)
                 )
             insert_rows(log.con, table, merged_rows, conflict="replace")
+            log.con.execute(
+                f"DELETE FROM reddit_merge_queue WHERE scope = ? AND item_id IN (SELECT {key} FROM _keys)", [scope]
+            )
         step.counts[f"merged:{scope}"] += len(merged_rows)
 
 
@@ -360,6 +389,8 @@ def _merged_row(scope: str, record: Post | Comment, observation_id: str, n_obser
         "removed_state": record.removed_state,
         "source_kind": record.origin.source_kind,
         "source_locator": record.origin.locator,
+        "source_line_no": record.origin.line_no,
+        "source_byte_offset": record.origin.byte_offset,
         "n_observations": n_observations,
         "record": canonical_json(record.to_row()),
         "activity_id": activity_id,
@@ -436,6 +467,81 @@ def _window_candidates(step: Step, window: SubredditWindow) -> None:
         )
 
 
+def _ingest(
+    context: AssetExecutionContext,
+    scope: str,
+    warehouse: WarehouseResource,
+    settings: PhotocritiqueSettings,
+    archive_api: RedditArchiveApiResource,
+    reddit_api: RedditApiResource,
+    read: Callable[[Step, ObservationWriter, list[RedditSource]], None],
+) -> MaterializeResult:
+    """What both ingestion assets share: the recorded step, the salt check, the sources, the final merge."""
+    wh = warehouse.get_warehouse()
+    with recorded_step(context, wh, _parameters(settings, archive_api, reddit_api)) as step:
+        if not settings.enabled():
+            step.notes["skipped"] = "no id list or subreddit configured"
+            return MaterializeResult(metadata=step.summary())
+        hasher = settings.hasher()
+        _check_salt(step, hasher)
+        sources = configured_sources(settings, archive_api, reddit_api)
+        _require_sources(sources)
+        writer = ObservationWriter(scope, hasher, settings.bot_accounts)
+        read(step, writer, sources)
+        merge_pending(step, scope, settings.batch_size)
+        step.notes["sources"] = [s.name for s in sources]
+    return MaterializeResult(metadata=step.summary())
+
+
+def _read_posts(step: Step, writer: ObservationWriter, sources: list[RedditSource], settings: PhotocritiqueSettings) -> None:
+    window = settings.window()
+    if window is None:
+        _read_candidates(step, settings)
+        ids = candidate_ids(step)
+        target = {"ids": frozenset(ids)}
+        target_digest = digest_of(["ids", ids])
+    else:
+        ids = []
+        target = {"window": window}
+        target_digest = digest_of(["window", window.subreddit.casefold(), window.start_utc, window.end_utc])
+    for source in sources:
+        if isinstance(source, DumpSource):
+            _report_unsupported_files(step, source, writer)
+            scan_dumps(
+                step, source, SUBMISSIONS, target_digest,
+                lambda path, offset, s=source: s.scan_file(path, "submission", start_offset=offset, **target),
+                writer, settings.batch_size,
+            )
+        elif window is None:
+            fetch_from_api(step, source, SUBMISSIONS, ids, lambda chunk, s=source: s.submissions(chunk, None), writer, settings.batch_size)
+        else:  # one key per window: answered once, asked again only after a failure
+            fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer, 1)
+    if window is not None:
+        merge_pending(step, SUBMISSIONS, settings.batch_size)
+        _window_candidates(step, window)
+
+
+def _read_comments(step: Step, writer: ObservationWriter, sources: list[RedditSource], settings: PhotocritiqueSettings) -> None:
+    with step.batch() as log:
+        post_ids = [
+            row[0]
+            for row in log.con.execute(
+                "SELECT c.post_id FROM reddit_candidate c JOIN reddit_post p USING (post_id) ORDER BY c.post_id"
+            ).fetchall()
+        ]
+    target_digest = digest_of(["post_ids", post_ids])
+    for source in sources:
+        if isinstance(source, DumpSource):
+            scan_dumps(
+                step, source, COMMENTS, target_digest,
+                lambda path, offset, s=source, t=frozenset(post_ids): s.scan_file(path, "comment", post_ids=t, start_offset=offset),
+                writer, settings.batch_size,
+            )
+        else:
+            fetch_from_api(step, source, COMMENTS, post_ids, lambda chunk, s=source: s.comments(chunk), writer, THREADS_PER_COMMIT)
+    step.notes["posts_with_threads"] = len(post_ids)
+
+
 @asset(
     group_name="photocritique",
     code_version="1",
@@ -449,44 +555,10 @@ def reddit_posts(
     reddit_archive_api: RedditArchiveApiResource,
     reddit_api: RedditApiResource,
 ) -> MaterializeResult:
-    wh = warehouse.get_warehouse()
-    params = _parameters(photocritique, reddit_archive_api, reddit_api)
-    with recorded_step(context, wh, params) as step:
-        if not photocritique.enabled():
-            step.notes["skipped"] = "no id list or subreddit configured"
-            return MaterializeResult(metadata=step.summary())
-        hasher = photocritique.hasher()
-        _check_salt(step, hasher)
-        sources = configured_sources(photocritique, reddit_archive_api, reddit_api)
-        _require_sources(sources)
-        window = photocritique.window()
-        writer = ObservationWriter(SUBMISSIONS, hasher, photocritique.bot_accounts)
-        if window is None:
-            _read_candidates(step, photocritique)
-            ids = candidate_ids(step)
-            target = {"ids": frozenset(ids)}
-            target_digest = digest_of(["ids", ids])
-        else:
-            ids = []
-            target = {"window": window}
-            target_digest = digest_of(["window", window.subreddit.casefold(), window.start_utc, window.end_utc])
-        for source in sources:
-            if isinstance(source, DumpSource):
-                _report_unsupported_files(step, source, writer)
-                scan_dumps(
-                    step, source, SUBMISSIONS, target_digest,
-                    lambda path, offset, s=source: s.scan_file(path, "submission", start_offset=offset, **target),
-                    writer, photocritique.batch_size,
-                )
-            elif window is None:
-                fetch_from_api(step, source, SUBMISSIONS, ids, lambda chunk, s=source: s.submissions(chunk, None), writer, photocritique.batch_size)
-            else:
-                fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer, photocritique.batch_size)
-        merge_touched(step, SUBMISSIONS, writer.touched, photocritique.batch_size)
-        if window is not None:
-            _window_candidates(step, window)
-        step.notes["sources"] = [s.name for s in sources]
-    return MaterializeResult(metadata=step.summary())
+    return _ingest(
+        context, SUBMISSIONS, warehouse, photocritique, reddit_archive_api, reddit_api,
+        lambda step, writer, sources: _read_posts(step, writer, sources, photocritique),
+    )
 
 
 @asset(
@@ -503,34 +575,7 @@ def reddit_comments(
     reddit_archive_api: RedditArchiveApiResource,
     reddit_api: RedditApiResource,
 ) -> MaterializeResult:
-    wh = warehouse.get_warehouse()
-    params = _parameters(photocritique, reddit_archive_api, reddit_api)
-    with recorded_step(context, wh, params) as step:
-        if not photocritique.enabled():
-            step.notes["skipped"] = "no id list or subreddit configured"
-            return MaterializeResult(metadata=step.summary())
-        hasher = photocritique.hasher()
-        _check_salt(step, hasher)
-        sources = configured_sources(photocritique, reddit_archive_api, reddit_api)
-        _require_sources(sources)
-        with step.batch() as log:
-            post_ids = [
-                row[0]
-                for row in log.con.execute(
-                    "SELECT c.post_id FROM reddit_candidate c JOIN reddit_post p USING (post_id) ORDER BY c.post_id"
-                ).fetchall()
-            ]
-        writer = ObservationWriter(COMMENTS, hasher, photocritique.bot_accounts)
-        target_digest = digest_of(["post_ids", post_ids])
-        for source in sources:
-            if isinstance(source, DumpSource):
-                scan_dumps(
-                    step, source, COMMENTS, target_digest,
-                    lambda path, offset, s=source, t=frozenset(post_ids): s.scan_file(path, "comment", post_ids=t, start_offset=offset),
-                    writer, photocritique.batch_size,
-                )
-            else:
-                fetch_from_api(step, source, COMMENTS, post_ids, lambda chunk, s=source: s.comments(chunk), writer, max(1, photocritique.batch_size // 10))
-        merge_touched(step, COMMENTS, writer.touched, photocritique.batch_size)
-        step.notes["posts_with_threads"] = len(post_ids)
-    return MaterializeResult(metadata=step.summary())
+    return _ingest(
+        context, COMMENTS, warehouse, photocritique, reddit_archive_api, reddit_api,
+        lambda step, writer, sources: _read_comments(step, writer, sources, photocritique),
+    )

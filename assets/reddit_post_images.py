@@ -19,7 +19,7 @@ from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.lineage import canonical_json, digest_of
+from warehouse.ids import canonical_json, digest_of
 
 IMAGE_RELATION = "image_of_post"
 

@@ -14,7 +14,7 @@ from dagster import (
 )
 
 from assets.settings import PoolSettings
-from warehouse.lineage import digest_of, sha256_file
+from warehouse.ids import digest_of, sha256_file
 
 image_pool_job = define_asset_job(
     name="image_pool_job",

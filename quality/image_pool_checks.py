@@ -5,7 +5,7 @@ critique, context or benchmark stages. Each outcome is also stored in the wareho
 ``check_result`` table (the only thing this package writes).
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import pandas as pd
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
@@ -14,10 +14,9 @@ from assets.collection import source_records
 from assets.lib.sources import DOMAINS, PROVENANCE_FIELDS, REDISTRIBUTION_VALUES
 from assets.pool import image_pool
 from assets.settings import PoolSettings
-from quality.gx_suite import Expectation, ExpectationOutcome, validate
+from quality.gx_suite import Expectation, validate
+from quality.results import store_and_report
 from resources.warehouse import WarehouseResource
-from warehouse.db import Warehouse, insert_rows
-from warehouse.lineage import canonical_json, utcnow
 
 
 def kept_pool_expectations(min_side: int, max_side: int) -> list[Expectation]:
@@ -56,46 +55,6 @@ SOURCE_RECORD_EXPECTATIONS = [
 ]
 
 _POOL_CHECK_NAMES = [x.name for x in kept_pool_expectations(1, 2)]
-
-
-def store_and_report(
-    wh: Warehouse, run_id: str, asset_key: str, outcomes: Sequence[ExpectationOutcome], severity: AssetCheckSeverity
-) -> Iterator[AssetCheckResult]:
-    now = utcnow()
-    with wh.transaction() as con:
-        insert_rows(
-            con,
-            "check_result",
-            [
-                {
-                    "check_name": o.name,
-                    "asset_key": asset_key,
-                    "run_id": run_id,
-                    "passed": o.passed,
-                    "severity": severity.value,
-                    "details": canonical_json(
-                        {"description": o.description, "element_count": o.element_count,
-                         "unexpected_count": o.unexpected_count, "unexpected_sample": o.unexpected_sample}
-                    ),
-                    "evaluated_at": now,
-                }
-                for o in outcomes
-            ],
-            conflict="replace",
-        )
-    for o in outcomes:
-        yield AssetCheckResult(
-            asset_key=asset_key,
-            check_name=o.name,
-            passed=o.passed,
-            severity=severity,
-            description=o.description,
-            metadata={
-                "element_count": o.element_count,
-                "unexpected_count": o.unexpected_count,
-                "unexpected_sample": ", ".join(o.unexpected_sample) or "-",
-            },
-        )
 
 
 @multi_asset_check(

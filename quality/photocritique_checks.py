@@ -11,7 +11,7 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeve
 from assets.photocritique import photocritique_references
 from assets.reddit_settings import PhotocritiqueSettings
 from quality.gx_suite import Expectation, validate
-from quality.image_pool_checks import store_and_report
+from quality.results import store_and_report
 from resources.warehouse import WarehouseResource
 
 # One row per kept post, with the facts every expectation needs.

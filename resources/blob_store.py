@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field
 
-from warehouse.lineage import sha256_stream
+from warehouse.ids import sha256_stream
 
 CHUNK_SIZE = 1 << 20
 """Bytes read per step when hashing or copying a file; bounds memory whatever the file size."""

@@ -31,6 +31,7 @@ from assets.lib.reddit_records import (
     HTTP_ERROR,
     MALFORMED_JSON,
     NOT_FOUND,
+    IdOrWindowSource,
     Origin,
     RawItem,
     SourceProblem,
@@ -109,7 +110,7 @@ class _Page:
     received_at: float
 
 
-class ArchiveApiSource:
+class ArchiveApiSource(IdOrWindowSource):
     """``RedditSource`` over an Arctic-Shift-style archive API (``name`` = ``"archive_api"``).
 
     Each record's ``Origin.locator`` is a URL of the same endpoint that returns exactly that record (the tree
@@ -161,16 +162,6 @@ class ArchiveApiSource:
         """Release pooled connections."""
         self._session.close()
 
-    def submissions(
-        self, ids: Collection[str] | None, window: SubredditWindow | None
-    ) -> Iterator[RawItem | SourceProblem]:
-        """Posts by bare id (batched) or every post of a subreddit window; exactly one of the two is given."""
-        if (ids is None) == (window is None):
-            raise ValueError("give exactly one of ids or window")
-        if ids is not None:
-            return self._posts_by_ids(ids)
-        assert window is not None
-        return self._posts_in_window(window)
 
     def comments(self, post_ids: Collection[str]) -> Iterator[RawItem | SourceProblem]:
         """Every comment, at any depth, of each post: its tree, then each "more" stub expanded by id."""

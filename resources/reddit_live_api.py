@@ -32,6 +32,7 @@ from assets.lib.reddit_records import (
     HTTP_ERROR,
     MALFORMED_JSON,
     NOT_FOUND,
+    IdOrWindowSource,
     Origin,
     RawItem,
     SourceProblem,
@@ -109,7 +110,7 @@ class _Failed(Exception):
         self.detail = detail
 
 
-class PrawSource:
+class PrawSource(IdOrWindowSource):
     """``RedditSource`` over the live Reddit API (``name`` = ``"reddit_api"``).
 
     Posts by id come from ``/api/info`` in batches of 100; a window walks ``/r/<sub>/new`` newest first and
@@ -170,16 +171,6 @@ class PrawSource:
     def __repr__(self) -> str:
         return f"PrawSource(oauth_url={self.oauth_url!r})"
 
-    def submissions(
-        self, ids: Collection[str] | None, window: SubredditWindow | None
-    ) -> Iterator[RawItem | SourceProblem]:
-        """Posts by bare id or every post of a subreddit window; exactly one of the two is given."""
-        if (ids is None) == (window is None):
-            raise ValueError("give exactly one of ids or window")
-        if ids is not None:
-            return self._posts_by_ids(ids)
-        assert window is not None
-        return self._posts_in_window(window)
 
     def comments(self, post_ids: Collection[str]) -> Iterator[RawItem | SourceProblem]:
         """Every comment, at any depth, of each post, with "more" stubs expanded."""

@@ -8,50 +8,16 @@ insert-or-ignore, so a re-run adds no duplicate rows; decisions that may change 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import duckdb
 import pandas as pd
 
 from warehouse.db import insert_rows, registered
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_stream(stream: BinaryIO, chunk_size: int = 1 << 20) -> tuple[str, int]:
-    """sha256 and size of a stream from its current position, read in bounded chunks (constant memory)."""
-    digest = hashlib.sha256()
-    size = 0
-    while chunk := stream.read(chunk_size):
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
-
-
-def sha256_file(path: Path) -> str:
-    with path.open("rb") as handle:
-        return sha256_stream(handle)[0]
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace, so equal values always hash equally."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def digest_of(value: Any) -> str:
-    return sha256_hex(canonical_json(value).encode("utf-8"))
-
-
-def entity_id(kind: str, digest: str) -> str:
-    return f"{kind}:{digest}"
+from warehouse.ids import canonical_json, digest_of, entity_id
 
 
 def utcnow() -> datetime:

@@ -29,7 +29,7 @@ from open_clip.constants import HF_WEIGHTS_NAME
 from open_clip.pretrained import _get_safe_alternatives  # the pinned open_clip's own .safetensors preference
 from PIL import Image
 
-from warehouse.lineage import sha256_file
+from warehouse.ids import sha256_file
 
 OPENCLIP_URL_CACHE = Path("~/.cache/clip").expanduser()  # where open_clip keeps URL downloads without cache_dir
 

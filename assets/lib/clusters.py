@@ -12,7 +12,7 @@ from collections import defaultdict, deque
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from warehouse.lineage import digest_of, entity_id
+from warehouse.ids import digest_of, entity_id
 
 REDISTRIBUTION_ORDER = ("allowed", "unknown", "restricted")
 EXACT_BYTES = "exact_bytes"

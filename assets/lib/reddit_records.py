@@ -11,12 +11,13 @@ import hmac
 import html
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, Self, TypeVar
 
-from warehouse.lineage import digest_of
+from warehouse.ids import digest_of
 
 # Reason codes for problems met while reading a source (stable strings, stored in the warehouse).
 MALFORMED_JSON = "malformed_json"
@@ -84,6 +85,21 @@ class RedditSource(Protocol):
     def comments(self, post_ids: Collection[str]) -> Iterator[RawItem | SourceProblem]: ...
 
 
+class IdOrWindowSource(ABC):
+    """Base of the HTTP sources: ``submissions`` enforces "exactly one of ids or window" and dispatches."""
+
+    def submissions(self, ids: Collection[str] | None, window: SubredditWindow | None) -> Iterator[RawItem | SourceProblem]:
+        if (ids is None) == (window is None):
+            raise ValueError("give exactly one of ids or window")
+        return self._posts_by_ids(ids) if ids is not None else self._posts_in_window(window)
+
+    @abstractmethod
+    def _posts_by_ids(self, ids: Collection[str]) -> Iterator[RawItem | SourceProblem]: ...
+
+    @abstractmethod
+    def _posts_in_window(self, window: SubredditWindow) -> Iterator[RawItem | SourceProblem]: ...
+
+
 # --- usernames -------------------------------------------------------------------------------------------------
 
 _NO_AUTHOR = frozenset({"", "[deleted]", "[removed]"})
@@ -141,8 +157,23 @@ _BASE36_ID = re.compile(r"[0-9a-z]{1,13}")
 _DELETED_CATEGORIES = frozenset({"deleted", "author"})
 
 
+class _StoredRecord:
+    """What posts and comments share: a content digest for entity ids, and a flat row for the warehouse."""
+
+    def content_digest(self) -> str:
+        return digest_of(_content(self))
+
+    def to_row(self) -> dict[str, Any]:
+        return _row(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        """Inverse of ``to_row``: rebuild the record from a stored warehouse row."""
+        return _from_row(cls, row)
+
+
 @dataclass(frozen=True)
-class Post:
+class Post(_StoredRecord):
     """A submission after normalization: unescaped text, integer times, hashed author, provenance."""
 
     post_id: str
@@ -165,20 +196,10 @@ class Post:
     retrieved_at: float | None
     origin: Origin
 
-    def content_digest(self) -> str:
-        return digest_of(_content(self))
-
-    def to_row(self) -> dict[str, Any]:
-        return _row(self)
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Self:
-        """Inverse of ``to_row``: rebuild the record from a stored warehouse row."""
-        return _from_row(cls, row)
 
 
 @dataclass(frozen=True)
-class Comment:
+class Comment(_StoredRecord):
     """A comment after normalization; ``author_is_bot`` is decided on the raw name, which is then dropped."""
 
     comment_id: str
@@ -195,16 +216,6 @@ class Comment:
     retrieved_at: float | None
     origin: Origin
 
-    def content_digest(self) -> str:
-        return digest_of(_content(self))
-
-    def to_row(self) -> dict[str, Any]:
-        return _row(self)
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Self:
-        """Inverse of ``to_row``: rebuild the record from a stored warehouse row."""
-        return _from_row(cls, row)
 
 
 def _content(record: Post | Comment) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from warehouse.lineage import digest_of, entity_id
+from warehouse.ids import digest_of, entity_id
 
 DOMAINS = ("photography", "painting", "virtual")
 PROVENANCE_FIELDS = ("title", "creator", "provider", "source_url", "license", "redistribution", "domain")

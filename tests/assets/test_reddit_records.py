@@ -17,7 +17,7 @@ from assets.lib.reddit_records import (
     normalize_submission,
     parse_id_list,
 )
-from warehouse.lineage import digest_of
+from warehouse.ids import digest_of
 
 SALT = "pepper-for-tests-only"
 HASHER = UsernameHasher(SALT)

@@ -13,7 +13,7 @@ from dagster import DagsterInstance
 
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from sample.reddit_fixture import build_fixture, write_fixture
+from sample.reddit_fixture import build_fixture
 from tests.pipelines.pool_harness import write_config
 from tests.support.reddit_servers import ArchiveApiServer, RedditApiServer
 from warehouse.db import Warehouse
@@ -27,18 +27,6 @@ CRITIQUE_TABLES = (
     "photocritique_post_decision", "photocritique_comment_decision", "photocritique_reference", "source_record",
     "pool_member", "entity", "was_derived_from", "rejection",
 )
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("reddit_fixture")
-    write_fixture(out)
-    return out
-
-
-@pytest.fixture(scope="module")
-def expected(archive: Path) -> dict:
-    return json.loads((archive / "expected.json").read_text(encoding="utf-8"))
 
 
 def _photocritique_section(archive: Path, expected: dict, **overrides) -> dict:

@@ -14,7 +14,6 @@ from assets.lib.reddit_records import (
     MALFORMED_JSON,
     NOT_FOUND,
     RawItem,
-    SourceProblem,
     SubredditWindow,
 )
 from resources.reddit_archive_api import ArchiveApiSource, RedditArchiveApiResource, record_retrieved_at
@@ -24,6 +23,7 @@ from tests.support.reddit_servers import (
     MISSING_DATA,
     ArchiveApiServer,
     InjectedFailure,
+    split_results,
     synthetic_dataset,
 )
 
@@ -34,13 +34,6 @@ def _source(server: ArchiveApiServer, **overrides: object) -> ArchiveApiSource:
     settings: dict = {"min_interval_s": 0.0, "backoff_s": 0.01, "max_backoff_s": 0.05, "max_retries": 3}
     settings.update(overrides)
     return ArchiveApiSource(server.base_url, **settings)
-
-
-def _split(results: list[RawItem | SourceProblem]) -> tuple[list[RawItem], list[SourceProblem]]:
-    items = [result for result in results if isinstance(result, RawItem)]
-    problems = [result for result in results if isinstance(result, SourceProblem)]
-    assert len(items) + len(problems) == len(results)
-    return items, problems
 
 
 def _assert_same_records(items: list[RawItem], expected: list[dict]) -> None:
@@ -61,7 +54,7 @@ def test_posts_by_id_come_back_exactly_in_batches_of_at_most_500(wrap_nodes: boo
     asked = [post["id"] for post in posts] + unknown
     with ArchiveApiServer(posts, [], wrap_nodes=wrap_nodes) as server:
         before = time.time()
-        items, problems = _split(list(_source(server).submissions(asked + asked[:5], None)))
+        items, problems = split_results(list(_source(server).submissions(asked + asked[:5], None)))
         after = time.time()
         batches = [len(request.id_list("ids")) for request in server.requests_to("/api/posts/ids")]
 
@@ -82,7 +75,7 @@ def test_posts_by_id_come_back_exactly_in_batches_of_at_most_500(wrap_nodes: boo
 def test_batch_size_is_configurable_and_capped_at_500() -> None:
     posts, _ = synthetic_dataset(20)
     with ArchiveApiServer(posts, []) as server:
-        items, problems = _split(list(_source(server, batch_size=7).submissions([post["id"] for post in posts], None)))
+        items, problems = split_results(list(_source(server, batch_size=7).submissions([post["id"] for post in posts], None)))
         assert [len(request.id_list("ids")) for request in server.requests_to("/api/posts/ids")] == [7, 7, 6]
         with pytest.raises(ValueError, match="batch_size"):
             _source(server, batch_size=501)
@@ -97,7 +90,7 @@ def test_comments_at_every_depth_including_those_behind_more_stubs(more_after: i
     posts, comments = synthetic_dataset(4, threads={0: (3, 4), 2: (2, 2), 3: (1, 6)})
     post_ids = [post["id"] for post in posts]
     with ArchiveApiServer(posts, comments, more_after=more_after, wrap_nodes=wrap_nodes) as server:
-        items, problems = _split(list(_source(server).comments(post_ids)))
+        items, problems = split_results(list(_source(server).comments(post_ids)))
         expansions = server.requests_to("/api/comments/ids")
         trees = server.requests_to("/api/comments/tree")
 
@@ -119,7 +112,7 @@ def test_comments_at_every_depth_including_those_behind_more_stubs(more_after: i
 def test_more_stub_expansion_is_batched_at_500_ids() -> None:
     posts, comments = synthetic_dataset(1, threads={0: (703, 1)})
     with ArchiveApiServer(posts, comments, more_after=3) as server:
-        items, problems = _split(list(_source(server).comments([posts[0]["id"]])))
+        items, problems = split_results(list(_source(server).comments([posts[0]["id"]])))
         sizes = [len(request.id_list("ids")) for request in server.requests_to("/api/comments/ids")]
     assert problems == []
     _assert_same_records(items, comments)
@@ -130,7 +123,7 @@ def test_comment_listed_in_a_stub_but_never_returned_is_not_found() -> None:
     posts, comments = synthetic_dataset(1, threads={0: (3, 2)})
     hidden_reply = comments[-1]["id"]  # a reply beyond the first one, so it sits behind a stub
     with ArchiveApiServer(posts, comments, more_after=1, withheld=[hidden_reply]) as server:
-        items, problems = _split(list(_source(server).comments([posts[0]["id"]])))
+        items, problems = split_results(list(_source(server).comments([posts[0]["id"]])))
     assert [(problem.reason_code, problem.item_id) for problem in problems] == [(NOT_FOUND, hidden_reply)]
     assert "more" in problems[0].detail
     _assert_same_records(items, [comment for comment in comments if comment["id"] != hidden_reply])
@@ -148,10 +141,10 @@ def test_429_and_500_are_retried_honouring_retry_after() -> None:
         # A 5 s backoff would show if Retry-After: 0 were ignored.
         source = _source(server, backoff_s=5.0, max_backoff_s=5.0)
         started = time.monotonic()
-        post_items, post_problems = _split(list(source.submissions([post["id"] for post in posts], None)))
+        post_items, post_problems = split_results(list(source.submissions([post["id"] for post in posts], None)))
         posts_elapsed = time.monotonic() - started
         source = _source(server)
-        comment_items, comment_problems = _split(list(source.comments([posts[1]["id"]])))
+        comment_items, comment_problems = split_results(list(source.comments([posts[1]["id"]])))
         assert len(server.requests_to("/api/posts/ids")) == 3
         assert len(server.requests_to("/api/comments/tree")) == 2
     assert post_problems == [] and comment_problems == []
@@ -165,7 +158,7 @@ def test_min_interval_spaces_requests() -> None:
     with ArchiveApiServer(posts, []) as server:
         source = _source(server, batch_size=2, min_interval_s=0.1)
         started = time.monotonic()
-        items, _ = _split(list(source.submissions([post["id"] for post in posts], None)))
+        items, _ = split_results(list(source.submissions([post["id"] for post in posts], None)))
         elapsed = time.monotonic() - started
         assert server.requests[0].headers["user-agent"].startswith("aesforge/")
     assert len(items) == 6
@@ -177,7 +170,7 @@ def test_a_post_that_keeps_failing_gives_one_http_error_and_the_rest_still_arriv
     bad = posts[1]["id"]
     failures = [InjectedFailure("/api/comments/tree", 500, times=None, match=f"t3_{bad}")]
     with ArchiveApiServer(posts, comments, more_after=1, failures=failures) as server:
-        items, problems = _split(list(_source(server, max_retries=2).comments([post["id"] for post in posts])))
+        items, problems = split_results(list(_source(server, max_retries=2).comments([post["id"] for post in posts])))
         tries = [request for request in server.requests_to("/api/comments/tree") if request.params["link_id"] == f"t3_{bad}"]
     assert len(tries) == 3
     assert len(problems) == 1
@@ -203,7 +196,7 @@ def test_a_body_that_is_not_a_data_array_is_malformed_json_and_other_batches_go_
     posts, _ = synthetic_dataset(6)
     failures = [InjectedFailure("/api/posts/ids", response, match=posts[0]["id"])]
     with ArchiveApiServer(posts, [], failures=failures) as server:
-        items, problems = _split(list(_source(server, batch_size=3).submissions([post["id"] for post in posts], None)))
+        items, problems = split_results(list(_source(server, batch_size=3).submissions([post["id"] for post in posts], None)))
         assert len(server.requests_to("/api/posts/ids")) == 2, "a bad body is not retried"
     assert [problem.reason_code for problem in problems] == [MALFORMED_JSON]
     assert problems[0].origin.locator.endswith("ids=" + ",".join(post["id"] for post in posts[:3]))
@@ -228,7 +221,7 @@ def test_window_search_pages_by_created_utc_without_losing_or_repeating_posts() 
     window = SubredditWindow("PhotoCritique", START + 2, START + 80)
     expected = [post for post in inside if window.start_utc <= float(post["created_utc"]) < window.end_utc]
     with ArchiveApiServer(inside + other_sub, []) as server:
-        items, problems = _split(list(_source(server).submissions(None, window)))
+        items, problems = split_results(list(_source(server).submissions(None, window)))
         searches = server.requests_to("/api/posts/search")
     assert problems == []
     assert [item.data["id"] for item in items] == [post["id"] for post in expected], "ascending, each post once"

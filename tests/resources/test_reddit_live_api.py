@@ -24,6 +24,7 @@ from tests.support.reddit_servers import (
     INVALID_JSON,
     InjectedFailure,
     RedditApiServer,
+    split_results,
     synthetic_dataset,
 )
 
@@ -60,13 +61,6 @@ def _source(server: RedditApiServer, **overrides: object) -> PrawSource:
     return PrawSource(**settings)
 
 
-def _split(results: list[RawItem | SourceProblem]) -> tuple[list[RawItem], list[SourceProblem]]:
-    items = [result for result in results if isinstance(result, RawItem)]
-    problems = [result for result in results if isinstance(result, SourceProblem)]
-    assert len(items) + len(problems) == len(results)
-    return items, problems
-
-
 def _assert_same_records(items: list[RawItem], expected: list[dict]) -> None:
     """Each record came back once, in the dump/archive shape, equal to the dataset's dict (plus the
     ``name`` the live API always sends)."""
@@ -94,7 +88,7 @@ def test_posts_by_id_through_api_info_in_batches_of_100() -> None:
     asked = [post["id"] for post in posts] + ["zzzzzz"]
     with _server(posts, []) as server:
         before = time.time()
-        items, problems = _split(list(_source(server).submissions(asked, None)))
+        items, problems = split_results(list(_source(server).submissions(asked, None)))
         after = time.time()
         batches = [request.id_list("id") for request in server.requests_to("/api/info")]
         assert server.grants == ["client_credentials"]
@@ -118,7 +112,7 @@ def test_posts_by_id_through_api_info_in_batches_of_100() -> None:
 def test_comments_at_every_depth_with_more_stubs_replaced(more_after: int) -> None:
     posts, comments = synthetic_dataset(3, threads={0: (4, 3), 2: (2, 3)})
     with _server(posts, comments, more_after=more_after) as server:
-        items, problems = _split(list(_source(server).comments([post["id"] for post in posts])))
+        items, problems = split_results(list(_source(server).comments([post["id"] for post in posts])))
         threads = server.requests_to(f"/comments/{posts[0]['id']}")
         expansions = server.requests_to("/api/morechildren")
     assert problems == []
@@ -136,7 +130,7 @@ def test_window_walks_the_new_listing_across_pages_and_stops_before_the_start() 
     window = SubredditWindow("PhotoCritique", START + 20, START + 170)
     expected = [post for post in posts if window.start_utc <= float(post["created_utc"]) < window.end_utc]
     with _server(posts, []) as server:
-        items, problems = _split(list(_source(server).submissions(None, window)))
+        items, problems = split_results(list(_source(server).submissions(None, window)))
         pages = server.requests_to("/r/PhotoCritique/new")
     assert problems == []
     _assert_same_records(items, expected)
@@ -153,7 +147,7 @@ def test_window_beyond_the_listing_reach_is_reported() -> None:
     posts, _ = synthetic_dataset(30, start_utc=START, posts_per_second=1)
     window = SubredditWindow("photocritique", START, START + 30)
     with _server(posts, [], listing_cap=12) as server:
-        items, problems = _split(list(_source(server).submissions(None, window)))
+        items, problems = split_results(list(_source(server).submissions(None, window)))
     _assert_same_records(items, posts[-12:])
     assert [problem.reason_code for problem in problems] == [NOT_FOUND]
     assert "1000" in problems[0].detail and "12 posts" in problems[0].detail
@@ -168,8 +162,8 @@ def test_429_and_503_are_retried_then_succeed() -> None:
     ]
     with _server(posts, comments, failures=failures) as server:
         source = _source(server, backoff_s=5.0, max_backoff_s=5.0)  # a 5 s wait would show Retry-After ignored
-        post_items, post_problems = _split(list(source.submissions([post["id"] for post in posts], None)))
-        comment_items, comment_problems = _split(list(source.comments([posts[0]["id"]])))
+        post_items, post_problems = split_results(list(source.submissions([post["id"] for post in posts], None)))
+        comment_items, comment_problems = split_results(list(source.comments([posts[0]["id"]])))
         assert len(server.requests_to("/api/info")) == 3
         assert len(server.requests_to(f"/comments/{posts[0]['id']}")) == 2
     assert post_problems == [] and comment_problems == []
@@ -183,7 +177,7 @@ def test_failing_posts_give_one_problem_each_and_the_others_still_arrive() -> No
     failures = [InjectedFailure(f"/comments/{forbidden}", 403, times=None)]
     with _server(posts, comments, failures=failures) as server:
         results = list(_source(server).comments([post["id"] for post in posts] + ["gone00"]))
-    items, problems = _split(results)
+    items, problems = split_results(results)
     assert [(problem.reason_code, problem.item_id) for problem in problems] == [(HTTP_ERROR, forbidden), (NOT_FOUND, "gone00")]
     assert "403" in problems[0].detail and "404" in problems[1].detail
     assert problems[0].origin.locator == f"{server.base_url}/comments/{forbidden}"
@@ -194,7 +188,7 @@ def test_a_body_that_is_not_json_is_malformed_json() -> None:
     posts, _ = synthetic_dataset(150)
     failures = [InjectedFailure("/api/info", INVALID_JSON, match=f"t3_{posts[0]['id']}")]
     with _server(posts, [], failures=failures) as server:
-        items, problems = _split(list(_source(server).submissions([post["id"] for post in posts], None)))
+        items, problems = split_results(list(_source(server).submissions([post["id"] for post in posts], None)))
     assert [problem.reason_code for problem in problems] == [MALFORMED_JSON]
     _assert_same_records(items, posts[100:])
 
@@ -252,7 +246,7 @@ def test_resource_reads_credentials_from_the_named_variables(monkeypatch: pytest
         configured = resource.model_copy(update={"reddit_url": server.base_url, "oauth_url": server.base_url})
         source = configured.get_source()
         assert isinstance(source, PrawSource) and source.name == "reddit_api"
-        items, problems = _split(list(source.submissions([post["id"] for post in posts], None)))
+        items, problems = split_results(list(source.submissions([post["id"] for post in posts], None)))
         assert server.grants == ["client_credentials"]
     assert problems == []
     _assert_same_records(items, posts)

@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from assets.lib.reddit_records import RawItem, SourceProblem
+
 MAX_ARCHIVE_IDS = 500
 """Most ids the archive API accepts in one request (Arctic Shift's limit)."""
 MAX_ARCHIVE_PAGE = 100
@@ -629,3 +631,11 @@ class RedditApiServer(_LoopbackServer):
         more = start + limit < len(posts)
         next_after = f"t3_{page[-1]['id']}" if page and more else None
         return _Reply.json(self._listing([{"kind": "t3", "data": post} for post in page], after=next_after))
+
+
+def split_results(results: list[RawItem | SourceProblem]) -> tuple[list[RawItem], list[SourceProblem]]:
+    """A source's output as (records, problems); every element is one or the other."""
+    items = [result for result in results if isinstance(result, RawItem)]
+    problems = [result for result in results if isinstance(result, SourceProblem)]
+    assert len(items) + len(problems) == len(results)
+    return items, problems

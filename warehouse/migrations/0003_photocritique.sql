@@ -23,7 +23,7 @@ CREATE TABLE reddit_dump_scan (
     scope         VARCHAR NOT NULL,     -- submissions | comments
     target_digest VARCHAR NOT NULL,
     status        VARCHAR NOT NULL,     -- running | complete
-    resume_offset BIGINT NOT NULL,      -- uncompressed byte offset of the first line not yet committed
+    resume_offset BIGINT NOT NULL,      -- uncompressed offset of the last committed line; a resumed scan starts there and skips it
     lines_matched BIGINT NOT NULL,
     problems      BIGINT NOT NULL,
     activity_id   VARCHAR NOT NULL,
@@ -84,6 +84,13 @@ CREATE TABLE reddit_comment_observation (
     activity_id    VARCHAR NOT NULL
 );
 
+-- Posts and comments whose observations changed since their last merge (see assets/reddit_ingest.py).
+CREATE TABLE reddit_merge_queue (
+    scope   VARCHAR NOT NULL,            -- submissions | comments
+    item_id VARCHAR NOT NULL,
+    PRIMARY KEY (scope, item_id)
+);
+
 -- The merged post: of all observations, the latest retrieval (ties: source kind, locator, offset).
 CREATE TABLE reddit_post (
     post_id           VARCHAR PRIMARY KEY,
@@ -101,8 +108,10 @@ CREATE TABLE reddit_post (
     url               VARCHAR,
     removed_state     VARCHAR,            -- deleted | removed | NULL
     crosspost_parent  VARCHAR,
-    source_kind       VARCHAR NOT NULL,
-    source_locator    VARCHAR NOT NULL,
+    source_kind       VARCHAR NOT NULL,   -- where the winning copy was read: dump | archive_api | reddit_api
+    source_locator    VARCHAR NOT NULL,   -- the dump file, or the API endpoint
+    source_line_no    BIGINT,             -- line and uncompressed byte offset in the dump (NULL for APIs)
+    source_byte_offset BIGINT,
     n_observations    INTEGER NOT NULL,
     record            JSON NOT NULL,
     activity_id       VARCHAR NOT NULL
@@ -123,8 +132,10 @@ CREATE TABLE reddit_comment (
     distinguished     VARCHAR,
     stickied          BOOLEAN NOT NULL,
     removed_state     VARCHAR,
-    source_kind       VARCHAR NOT NULL,
-    source_locator    VARCHAR NOT NULL,
+    source_kind       VARCHAR NOT NULL,   -- where the winning copy was read: dump | archive_api | reddit_api
+    source_locator    VARCHAR NOT NULL,   -- the dump file, or the API endpoint
+    source_line_no    BIGINT,             -- line and uncompressed byte offset in the dump (NULL for APIs)
+    source_byte_offset BIGINT,
     n_observations    INTEGER NOT NULL,
     record            JSON NOT NULL,
     activity_id       VARCHAR NOT NULL

@@ -31,7 +31,8 @@ WITH post_steps(step, reason) AS (
     FROM comment_counts c WHERE c.reason NOT IN (SELECT reason FROM comment_steps)
 )
 SELECT unit, step, reason,
-       sum(n) OVER (PARTITION BY unit) - coalesce(sum(n) OVER (PARTITION BY unit ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS entering,
+       CAST(sum(n) OVER (PARTITION BY unit)
+            - coalesce(sum(n) OVER (PARTITION BY unit ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS entering,
        n
 FROM flow
 ORDER BY unit DESC, step;
