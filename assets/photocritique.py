@@ -20,7 +20,7 @@ from assets.reddit_post_images import reddit_post_images
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import Warehouse, insert_rows, registered
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity
 
@@ -318,26 +318,43 @@ def photocritique_export(
                     "SELECT decision_entity_id FROM photocritique_post_decision WHERE status = 'kept' ORDER BY post_id"
                 ).fetchall()
             ]
-            for fmt, suffix in (("parquet", "parquet"), ("json", "jsonl")):
-                target = out_dir / f"photocritique.{suffix}"
+            written = dict(log.con.execute("SELECT path, sha256 FROM export_file").fetchall())
+        targets = [(fmt, out_dir / f"photocritique.{suffix}") for fmt, suffix in (("parquet", "parquet"), ("json", "jsonl"))]
+        inputs = digest_of([decisions, [str(t) for _, t in targets]])
+        if _export_is_current(wh, inputs, targets, written):
+            step.notes["unchanged"] = "same kept posts, files on disk unchanged"
+            return MaterializeResult(metadata=step.summary())
+        with step.batch() as log:
+            for fmt, target in targets:
                 partial = target.with_name(f".{target.name}.partial")
                 log.con.execute(f"COPY ({_EXPORT_QUERY}) TO '{_sql_path(partial)}' (FORMAT {fmt})")
                 os.replace(partial, target)
                 sha = sha256_file(target)
                 export_entity = entity_id("export_file", sha)
-                log.entities([Entity(export_entity, "export_file", sha, {"path": str(target), "format": suffix})])
+                log.entities([Entity(export_entity, "export_file", sha, {"path": str(target), "format": target.suffix[1:]})])
                 log.generated([export_entity])
                 log.used(decisions, "post")
                 log.derived((export_entity, d, "contains") for d in decisions)
-                insert_rows(
-                    log.con,
-                    "export_file",
-                    [{"path": str(target), "entity_id": export_entity, "format": suffix, "n_rows": len(decisions), "sha256": sha, "activity_id": log.activity_id}],
-                    conflict="replace",
-                )
-                step.notes[suffix] = str(target)
+                row = {"path": str(target), "entity_id": export_entity, "format": target.suffix[1:], "n_rows": len(decisions),
+                       "sha256": sha, "activity_id": log.activity_id}
+                insert_rows(log.con, "export_file", [row], conflict="replace")
+                step.notes[target.suffix[1:]] = str(target)
+            insert_rows(
+                log.con,
+                "step_input_state",
+                [{"asset_key": "photocritique_export", "input_digest": inputs, "activity_id": log.activity_id}],
+                conflict="replace",
+            )
         step.counts["posts_exported"] = len(decisions)
     return MaterializeResult(metadata=step.summary())
+
+
+def _export_is_current(wh: Warehouse, inputs: str, targets: list[tuple[str, Path]], written: dict[str, str]) -> bool:
+    """Same kept posts as the last export, and the files still hold what was written (nobody edited them)."""
+    last = wh.scalar("SELECT input_digest FROM step_input_state WHERE asset_key = 'photocritique_export'")
+    return last == inputs and all(
+        target.is_file() and written.get(str(target)) == sha256_file(target) for _, target in targets
+    )
 
 
 def _sql_path(path: Path) -> str:

@@ -17,6 +17,7 @@ from sample.reddit_fixture import build_fixture
 from tests.pipelines.pool_harness import write_config
 from tests.support.reddit_servers import ArchiveApiServer, RedditApiServer
 from warehouse.db import Warehouse
+from warehouse.ids import sha256_file
 
 CLIENT_ID, CLIENT_SECRET = "fixture-client", "fixture-secret-never-stored"
 
@@ -25,7 +26,7 @@ CRITIQUE_TABLES = (
     "reddit_candidate", "reddit_dump_scan", "reddit_fetch_done", "reddit_source_problem", "reddit_post_observation",
     "reddit_comment_observation", "reddit_post", "reddit_comment", "reddit_post_image", "reddit_image_resolution",
     "photocritique_post_decision", "photocritique_comment_decision", "photocritique_reference", "source_record",
-    "pool_member", "entity", "was_derived_from", "rejection",
+    "pool_member", "entity", "was_derived_from", "rejection", "export_file", "step_input_state",
 )
 
 
@@ -189,6 +190,11 @@ def test_rerun_with_unchanged_inputs_adds_nothing(tmp_path: Path, archive: Path,
     assert _snapshot(wh) == before
     scans = wh.query("SELECT DISTINCT status FROM reddit_dump_scan")
     assert list(scans["status"]) == ["complete"]
+    # An export file edited by hand is rewritten on the next run, byte-identical to what was recorded.
+    jsonl, recorded = wh.query("SELECT path, sha256 FROM export_file WHERE format = 'jsonl'").iloc[0]
+    Path(jsonl).write_text("edited\n", encoding="utf-8")
+    assert _run(config).success
+    assert sha256_file(Path(jsonl)) == recorded
 
 
 def _snapshot(wh: Warehouse) -> dict:
