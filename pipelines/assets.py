@@ -2,6 +2,7 @@
 
 from assets.clip_dedup import clip_duplicates
 from assets.collection import fetched_files, source_records
+from assets.critique_canvas import critique_pairs
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
 from assets.perceptual_dedup import perceptual_duplicates
@@ -28,5 +29,6 @@ PHOTOCRITIQUE_ASSETS = [
     photocritique_references,
     photocritique_export,
 ]
-ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS]
+CRITIQUE_CANVAS_ASSETS = [critique_pairs]
+ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS]
 ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract]

@@ -110,6 +110,13 @@ def print_summary(warehouse_path: str, run_id: str) -> None:
         if not problems.empty:
             print("\nsource lines and requests that could not be used:")
             print(problems.to_string(index=False))
+    critique = wh.query(
+        "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs, CAST(sum(p.accepted::INT) AS BIGINT) AS accepted"
+        " FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL"
+    )
+    if not critique.empty:
+        print("\nCritiqueCanvas pairs by domain (tables critique_group, critique_pair, model_call):")
+        print(critique.to_string(index=False))
     print(f"\nwarehouse: {wh.path}")
     print(
         'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions,'

@@ -15,19 +15,23 @@ from typing import Any
 import yaml
 from dagster_aws.s3 import S3Resource
 
+from assets.critique_canvas import CritiqueSettings
 from assets.lib.sources import is_url
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.settings import PoolSettings
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.http_fetcher import HttpFetcherResource
+from resources.model_providers import ModelProvidersResource
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
 from resources.warehouse import WarehouseResource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
-SECTIONS = {"warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api"}
+SECTIONS = {
+    "warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api", "models", "critique",
+}
 
 
 class ConfigError(ValueError):
@@ -96,6 +100,8 @@ def build_resources(config: dict[str, Any]) -> dict[str, Any]:
             "photocritique": PhotocritiqueSettings(**config["photocritique"]),
             "reddit_archive_api": RedditArchiveApiResource(**config["reddit_archive_api"]),
             "reddit_api": RedditApiResource(**config["reddit_api"]),
+            "model_providers": ModelProvidersResource(**config["models"]),
+            "critique": CritiqueSettings(**config["critique"]),
         }
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc

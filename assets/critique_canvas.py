@@ -1,0 +1,226 @@
+"""CritiqueCanvas pairs: every kept pool image through planner → annotator → verifier, concurrently.
+
+Images run in a bounded thread pool (at most ``max_concurrency`` requests in flight); each model call is
+cached and logged as it returns, and each finished image is committed at once, so a crash or a budget
+stop loses nothing that arrived and a re-run makes no request it made before.
+"""
+
+import io
+import json
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Optional
+
+from dagster import AssetExecutionContext, ConfigurableResource, MaterializeResult, asset
+from PIL import Image
+from pydantic import Field
+
+from assets.lib.critique_chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
+from assets.lib.critique_schema import DOMAINS, conversation_group_id, group_pairs
+from assets.lib.model_calls import BudgetExhausted, CallBudget, ModelCaller, RateLimiter
+from assets.model_call_store import WarehouseCallStore, call_summary
+from assets.pool import image_pool
+from assets.step import Step, recorded_step
+from resources.blob_store import BlobStore, BlobStoreResource
+from resources.model_providers import ModelProvidersResource
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+from warehouse.ids import canonical_json
+from warehouse.lineage import Agent, Entity, utcnow
+
+CRITIQUE_STAGE = "critique"
+
+
+class CritiqueSettings(ConfigurableResource):
+    """How hard the chain may push the providers, and which images it takes."""
+
+    max_concurrency: int = Field(default=4, description="Images (hence model requests) in flight at once")
+    requests_per_minute: Optional[float] = Field(default=None, description="Request starts per minute, all roles together")
+    max_calls: Optional[int] = Field(default=None, description="Stop cleanly after this many requests (cache hits are free)")
+    max_tokens: Optional[int] = Field(default=None, description="Stop cleanly after this many input + output tokens")
+    image_max_side: int = Field(default=1024, description="Images are sent as JPEG with the longer side at most this")
+    limit: Optional[int] = Field(default=None, description="At most this many new images per run")
+    domains: list[str] = Field(default=list(DOMAINS), description="Domains to critique")
+
+
+def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
+    """The normalized image, downscaled to ``max_side`` and JPEG-encoded deterministically."""
+    image = Image.open(io.BytesIO(store.get_bytes(sha256))).convert("RGB")
+    image.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=90, optimize=False, progressive=False)
+    return buffer.getvalue()
+
+
+def _pending(step: Step, digest: str, settings: CritiqueSettings) -> list[tuple]:
+    with step.batch() as log:
+        rows = log.con.execute(
+            "SELECT p.pool_item_id, p.image_id, p.domain, i.normalized_sha256 FROM pool_images p JOIN image i USING (image_id)"
+            " LEFT JOIN critique_attempt a ON a.pool_item_id = p.pool_item_id AND a.chain_digest = ?"
+            " WHERE (a.pool_item_id IS NULL OR a.retryable) AND list_contains(?, p.domain)"
+            " ORDER BY p.pool_item_id" + (" LIMIT ?" if settings.limit else ""),
+            [digest, settings.domains, *([settings.limit] if settings.limit else [])],
+        ).fetchall()
+    return rows
+
+
+def _write_result(step: Step, item: tuple, digest: str, result: ChainResult) -> None:
+    pool_item_id, image_id, domain, _ = item
+    now = utcnow()
+    with step.batch() as log:
+        call_ids = [c for ids in result.calls.values() for c in ids]
+        log.used([pool_item_id], "pool_item")
+        group_id = None
+        if result.dialogue is not None:
+            group_id = conversation_group_id(pool_item_id, result.dialogue)
+            log.entities([Entity(group_id, "critique_group", attributes={"pool_item_id": pool_item_id, "domain": domain})])
+            log.generated([group_id])
+            log.derived([(group_id, pool_item_id, "critiques"), *((group_id, c, "answered_by") for c in call_ids)])
+            insert_rows(
+                log.con,
+                "critique_group",
+                [
+                    {
+                        "group_id": group_id,
+                        "pool_item_id": pool_item_id,
+                        "image_id": image_id,
+                        "domain": domain,
+                        "chain_digest": digest,
+                        "status": result.status,
+                        "reason_code": result.reason_code,
+                        "detail": result.detail,
+                        "plan": canonical_json(result.plan.as_dict()["dimensions"]) if result.plan else None,
+                        "planner_calls": canonical_json(list(result.calls.get("planner", ()))),
+                        "annotator_calls": canonical_json(list(result.calls.get("annotator", ()))),
+                        "verifier_calls": canonical_json(list(result.calls.get("verifier", ()))),
+                        "n_accepted": sum(v.accepted for v in result.verdicts) if result.verdicts else None,
+                        "activity_id": log.activity_id,
+                        "decided_at": now,
+                    }
+                ],
+                conflict="replace",
+            )
+        if result.status == COMPLETE:
+            _write_pairs(log, group_id, pool_item_id, domain, result)
+            log.unrejected(CRITIQUE_STAGE, [pool_item_id])
+        else:
+            detail = f"{result.failed_role}: {result.detail or result.reason_code}"
+            log.rejected(CRITIQUE_STAGE, [(pool_item_id, result.reason_code or result.status, detail)], retryable=result.retryable)
+        insert_rows(
+            log.con,
+            "critique_attempt",
+            [{"pool_item_id": pool_item_id, "chain_digest": digest, "group_id": group_id, "status": result.status,
+              "retryable": result.retryable, "activity_id": log.activity_id}],
+            conflict="replace",
+        )
+    step.counts[f"images:{result.status}" + (f":{result.reason_code}" if result.reason_code else "")] += 1
+    step.counts["requests_sent"] += result.requests_sent
+
+
+def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: ChainResult) -> None:
+    verdicts = {v.pair: v for v in result.verdicts}
+    records = group_pairs(pool_item_id, result.dialogue)
+    entities = [
+        Entity(r.pair_id, "critique_pair", attributes={"group_id": group_id, "index": r.index, "accepted": verdicts[r.index].accepted})
+        for r in records
+    ]
+    rows = [
+        {
+            "pair_id": r.pair_id,
+            "group_id": group_id,
+            "pool_item_id": pool_item_id,
+            "domain": domain,
+            "pair_index": r.index,
+            "dimension": r.dimension,
+            "improvement": r.improvement,
+            "question": r.question,
+            "answer": r.answer,
+            "instruction_consistency": verdicts[r.index].instruction_consistency,
+            "visual_grounding": verdicts[r.index].visual_grounding,
+            "response_quality": verdicts[r.index].response_quality,
+            "blocking_issues": json.dumps(list(verdicts[r.index].blocking_issues)),
+            "non_blocking_issues": json.dumps(list(verdicts[r.index].non_blocking_issues)),
+            "accepted": verdicts[r.index].accepted,
+            "activity_id": log.activity_id,
+        }
+        for r in records
+    ]
+    log.entities(entities)
+    log.generated(e.entity_id for e in entities)
+    log.derived((e.entity_id, group_id, "pair_of") for e in entities)
+    insert_rows(log.con, "critique_pair", rows, conflict="replace")
+
+
+@asset(
+    group_name="critique_canvas",
+    code_version="1",
+    deps=[image_pool],
+    description="Six verified instruction–response pairs per kept pool image: planner → domain-conditioned annotator"
+    " → verifier, each role its own provider and model; cached, concurrent, budgeted and resumable.",
+)
+def critique_pairs(
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    blob_store: BlobStoreResource,
+    model_providers: ModelProvidersResource,
+    critique: CritiqueSettings,
+) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    store = blob_store.get_store()
+    roles = {role: _role_settings(model_providers, role) for role in ROLES}
+    digest = chain_digest(roles)
+    agents = tuple(
+        (Agent(f"model:{s.provider}/{s.model}", "model", s.model, None, {"provider": s.provider}), role) for role, s in roles.items()
+    )
+    params = {"roles": {r: s.__dict__ for r, s in roles.items()}, "chain_digest": digest, "settings": critique.model_dump()}
+    with recorded_step(context, wh, params, extra_agents=agents) as step:
+        calls = WarehouseCallStore(wh, step.activity_id)
+        budget = CallBudget(critique.max_calls, critique.max_tokens)
+        limiter = RateLimiter(critique.requests_per_minute)
+        callers = {
+            role: ModelCaller(s.endpoint, model_providers.provider_for(role), calls, budget, limiter, repair_request)
+            for role, s in roles.items()
+        }
+        pending = _pending(step, digest, critique)
+        step.counts["images_pending"] = len(pending)
+        _run_all(step, store, pending, digest, roles, callers, critique)
+        step.notes.update(call_summary(wh, step.activity_id))
+    return MaterializeResult(metadata=step.summary())
+
+
+def _role_settings(providers: ModelProvidersResource, role: str) -> RoleSettings:
+    config = providers.role(role)
+    return RoleSettings(config.provider, config.model, config.base_url, config.temperature, config.max_output_tokens)
+
+
+def _run_all(step: Step, store: BlobStore, pending: list[tuple], digest: str, roles: dict[str, RoleSettings],
+             callers: dict[str, ModelCaller], settings: CritiqueSettings) -> None:
+    """Keep ``max_concurrency`` images in flight; commit each as it finishes; stop submitting on budget exhaustion."""
+    queue = iter(pending)
+    in_flight: dict[Future, tuple] = {}
+    stopped = None
+
+    def chain(item: tuple) -> ChainResult:
+        pool_item_id, _, domain, sha = item
+        image = encode_for_model(store, sha, settings.image_max_side)
+        return run_chain(image, "image/jpeg", domain, callers, roles, pool_item_id)
+
+    with ThreadPoolExecutor(max_workers=settings.max_concurrency, thread_name_prefix="critique") as pool:
+        while True:
+            while stopped is None and len(in_flight) < settings.max_concurrency:
+                item = next(queue, None)
+                if item is None:
+                    break
+                in_flight[pool.submit(chain, item)] = item
+            if not in_flight:
+                break
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                item = in_flight.pop(future)
+                try:
+                    _write_result(step, item, digest, future.result())
+                except BudgetExhausted as exhausted:
+                    stopped = str(exhausted)
+                    step.counts["images_not_started_budget"] += 1
+    if stopped:
+        step.notes["stopped"] = f"{stopped}; finished work is saved, the next run continues"
+        step.counts["images_not_started_budget"] += sum(1 for _ in queue)

@@ -1,0 +1,212 @@
+"""Model calls that are cached, bounded, budgeted, validated and logged, whichever provider answers.
+
+A logical call is: look the request up in the call store (same provider, model, parameters, prompt and
+image → the stored answer, no request); otherwise wait for the rate limiter, charge the budget, send it,
+log it; then validate the answer and, if it is invalid, ask once for a repair. Transport failures are
+logged but never cached, so the next run asks again; answers that arrived are cached whether or not they
+validated, so an unchanged re-run makes no request at all and reaches the same decision.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar
+
+from resources.model_providers import OK, ModelProvider, ModelRequest, ModelResponse
+from warehouse.ids import digest_of, sha256_hex
+
+T = TypeVar("T")
+
+# Outcome statuses of a logical call (beyond the providers' transport statuses).
+VALID = "valid"
+REJECTED = "rejected"  # the answer (and its repair) did not validate
+BUDGET_EXHAUSTED = "budget_exhausted"
+
+
+class BudgetExhausted(RuntimeError):
+    """The configured maximum of calls or tokens is reached; the run stops with what it finished saved."""
+
+
+@dataclass(frozen=True)
+class StoredCall:
+    call_id: str
+    response: ModelResponse
+
+
+class CallStore(Protocol):
+    """Where calls are logged and looked up (the warehouse's ``model_call`` table in production)."""
+
+    def cached(self, cache_key: str) -> StoredCall | None: ...
+
+    def record(self, row: Mapping[str, Any]) -> str: ...
+
+
+def cache_key(provider: str, request: ModelRequest) -> str:
+    """Identity of a request's answer: provider, model, parameters, prompt and image (not the role or context)."""
+    return digest_of(
+        [
+            provider,
+            request.model,
+            call_parameters(request),
+            sha256_hex(request.system.encode("utf-8")),
+            sha256_hex(request.user.encode("utf-8")),
+            sha256_hex(request.image) if request.image is not None else None,
+        ]
+    )
+
+
+def call_parameters(request: ModelRequest) -> dict[str, Any]:
+    return {
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "schema_name": request.schema_name,
+        "json_schema": request.json_schema,
+    }
+
+
+class CallBudget:
+    """Upper bounds on requests and tokens for one run; shared by every worker thread."""
+
+    def __init__(self, max_calls: int | None = None, max_tokens: int | None = None) -> None:
+        self.max_calls = max_calls
+        self.max_tokens = max_tokens
+        self.calls = 0
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def charge_call(self) -> None:
+        with self._lock:
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                raise BudgetExhausted(f"call budget of {self.max_calls} requests is spent")
+            if self.max_tokens is not None and self.tokens >= self.max_tokens:
+                raise BudgetExhausted(f"token budget of {self.max_tokens} tokens is spent")
+            self.calls += 1
+
+    def charge_tokens(self, response: ModelResponse) -> None:
+        with self._lock:
+            self.tokens += (response.input_tokens or 0) + (response.output_tokens or 0)
+
+
+class RateLimiter:
+    """At most ``per_minute`` request starts in any 60-second window, spaced evenly (no bursts)."""
+
+    def __init__(self, per_minute: float | None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
+
+    def acquire(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = self._clock()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            self._sleep(start - now)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    status: str                  # valid | rejected | a transport status | budget_exhausted
+    value: Any = None            # the parsed answer when valid
+    reason_code: str | None = None
+    detail: str | None = None
+    call_ids: tuple[str, ...] = ()
+    requests_sent: int = 0       # 0 when everything came from the cache
+
+    @property
+    def ok(self) -> bool:
+        return self.status == VALID
+
+
+class ModelCaller:
+    """One provider for one role, with the shared store, budget and rate limiter."""
+
+    def __init__(
+        self,
+        provider_name: str,
+        provider: ModelProvider,
+        store: CallStore,
+        budget: CallBudget,
+        limiter: RateLimiter,
+        repair: Callable[[ModelRequest, str, str], ModelRequest],
+    ) -> None:
+        self.provider_name = provider_name
+        self.provider = provider
+        self.store = store
+        self.budget = budget
+        self.limiter = limiter
+        self.repair = repair
+
+    def call(self, request: ModelRequest, parse: Callable[[str], T], item_id: str | None = None) -> CallOutcome:
+        """Answer ``request`` and validate it with ``parse``, one repair at most.
+
+        ``parse`` raises ValueError for an invalid answer; its ``reason_code`` attribute (default
+        ``invalid_answer``) is what a rejection records.
+        """
+        first = self._answer(request, item_id, repair_of=None)
+        if first.status != OK:
+            return first
+        try:
+            return replace(first, status=VALID, value=parse(first.value))
+        except ValueError as invalid:
+            repair_request = self.repair(request, first.value, _describe(invalid))
+        fixed = self._answer(repair_request, item_id, repair_of=first.call_ids[0])
+        calls = first.call_ids + fixed.call_ids
+        sent = first.requests_sent + fixed.requests_sent
+        if fixed.status != OK:
+            return replace(fixed, call_ids=calls, requests_sent=sent)
+        try:
+            return CallOutcome(VALID, parse(fixed.value), call_ids=calls, requests_sent=sent)
+        except ValueError as still:
+            code = getattr(still, "reason_code", "invalid_answer")
+            return CallOutcome(REJECTED, None, code, f"{_describe(still)} (after one repair attempt)", calls, sent)
+
+    def _answer(self, request: ModelRequest, item_id: str | None, repair_of: str | None) -> CallOutcome:
+        """The raw answer text (cached or fresh) as an outcome whose status is the transport status."""
+        key = cache_key(self.provider_name, request)
+        stored = self.store.cached(key)
+        if stored is not None:
+            return CallOutcome(OK, stored.response.text, call_ids=(stored.call_id,))
+        self.budget.charge_call()
+        self.limiter.acquire()
+        response = self.provider.complete(request)
+        self.budget.charge_tokens(response)
+        call_id = self.store.record(
+            {
+                "cache_key": key,
+                "provider": self.provider_name,
+                "model": request.model,
+                "provider_model": response.provider_model,
+                "role": request.role,
+                "template_id": request.template_id,
+                "template_version": request.template_version,
+                "prompt_sha256": sha256_hex((request.system + "\x00" + request.user).encode("utf-8")),
+                "image_sha256": sha256_hex(request.image) if request.image is not None else None,
+                "params": call_parameters(request),
+                "status": response.status,
+                "error": response.error,
+                "response_text": response.text,
+                "input_tokens": response.input_tokens,
+                "output_tokens": response.output_tokens,
+                "latency_ms": response.latency_ms,
+                "attempts": response.attempts,
+                "repair_of": repair_of,
+                "item_id": item_id,
+            }
+        )
+        if response.status != OK:
+            return CallOutcome(response.status, None, response.status, response.error, (call_id,), 1)
+        return CallOutcome(OK, response.text, call_ids=(call_id,), requests_sent=1)
+
+
+def _describe(invalid: ValueError) -> str:
+    code, text = getattr(invalid, "reason_code", "invalid_answer"), str(invalid)
+    return (text if text.startswith(code) else f"{code}: {text}")[:1000]

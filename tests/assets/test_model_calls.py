@@ -1,0 +1,181 @@
+"""The call layer: cache, budget, rate limit, repair and the warehouse call log.
+
+The provider here is a small deterministic implementation of our own ModelProvider interface (its
+answer is computed from the request); the SDK providers are exercised against loopback servers in
+tests/resources/test_model_providers.py and the chain tests.
+"""
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from assets.lib.model_calls import (
+    REJECTED,
+    VALID,
+    BudgetExhausted,
+    CallBudget,
+    ModelCaller,
+    RateLimiter,
+    cache_key,
+)
+from assets.model_call_store import WarehouseCallStore
+from resources.model_providers import HTTP_ERROR, OK, ModelRequest, ModelResponse
+from warehouse.db import Warehouse
+from warehouse.lineage import start_activity
+
+
+@dataclass
+class WordCountProvider:
+    """Answers {"words": <number of words in the user text>}; can be told to garble or fail the first answers."""
+
+    name: str = "wordcount"
+    garble: int = 0
+    fail: int = 0
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self.fail:
+            self.fail -= 1
+            return ModelResponse("", None, None, None, 1.0, 4, HTTP_ERROR, "HTTP 500 after 3 retries", None)
+        text = json.dumps({"words": len(request.user.split())})
+        if self.garble:
+            self.garble -= 1
+            text = text[: len(text) // 2]  # truncated mid-object
+        return ModelResponse(text, 10, 5, "stop", 1.0, 1, OK, None, "wordcount-1")
+
+
+class SchemaProblem(ValueError):
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.reason_code = code
+
+
+def parse_words(text: str) -> int:
+    try:
+        return int(json.loads(text)["words"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SchemaProblem("invalid_json") from exc
+
+
+def repair(request: ModelRequest, answer: str, problem: str) -> ModelRequest:
+    return ModelRequest("repair", request.model, "Return only the corrected JSON.", request.user, request.image,
+                        request.image_mime, request.json_schema, request.schema_name, template_id="test/repair", template_version="1")
+
+
+def _request(user: str = "one two three", image: bytes | None = b"\x89PNG fake bytes") -> ModelRequest:
+    return ModelRequest("planner", "wordcount-1", "Count the words.", user, image, "image/png", None, "words",
+                        template_id="test/count", template_version="1")
+
+
+@pytest.fixture
+def store(tmp_path) -> WarehouseCallStore:
+    wh = Warehouse(tmp_path / "w.duckdb")
+    with wh.transaction() as con:
+        log = start_activity(con, asset_key="test", partition_key=None, run_id="r1", code_version="t", parameters={}, agents=())
+    return WarehouseCallStore(wh, log.activity_id)
+
+
+def _caller(provider, store, budget=None, limiter=None) -> ModelCaller:
+    return ModelCaller(provider.name, provider, store, budget or CallBudget(), limiter or RateLimiter(None), repair)
+
+
+def test_second_identical_call_is_answered_from_the_log_without_a_request(store):
+    provider = WordCountProvider()
+    caller = _caller(provider, store)
+    first = caller.call(_request(), parse_words, item_id="pool_item:x")
+    again = caller.call(_request(), parse_words, item_id="pool_item:x")
+    assert (first.status, first.value, first.requests_sent) == (VALID, 3, 1)
+    assert (again.status, again.value, again.requests_sent) == (VALID, 3, 0)
+    assert again.call_ids == first.call_ids and len(provider.requests) == 1
+    logged = store.warehouse.query("SELECT provider, model, role, status, input_tokens, image_sha256, item_id FROM model_call")
+    assert logged.to_dict("records") == [
+        {"provider": "wordcount", "model": "wordcount-1", "role": "planner", "status": "ok", "input_tokens": 10,
+         "image_sha256": logged["image_sha256"][0], "item_id": "pool_item:x"}
+    ]
+    assert len(logged["image_sha256"][0]) == 64
+
+
+def test_cache_key_changes_with_every_part_of_the_request():
+    base = _request()
+    variants = [
+        _request(user="one two"),
+        _request(image=b"other bytes"),
+        ModelRequest(**{**base.__dict__, "model": "other-model"}),
+        ModelRequest(**{**base.__dict__, "temperature": 0.9}),
+        ModelRequest(**{**base.__dict__, "system": "Count the words, carefully."}),
+    ]
+    keys = {cache_key("wordcount", r) for r in [base, *variants]}
+    assert len(keys) == len(variants) + 1
+    assert cache_key("other-provider", base) != cache_key("wordcount", base)
+    # The context is what the prompt was rendered from, not part of what is sent: it does not change the key.
+    assert cache_key("wordcount", ModelRequest(**{**base.__dict__, "context": {"domain": "painting"}})) == cache_key("wordcount", base)
+
+
+def test_invalid_answer_gets_one_repair_then_validates(store):
+    provider = WordCountProvider(garble=1)
+    outcome = _caller(provider, store).call(_request(), parse_words)
+    assert (outcome.status, outcome.value, outcome.requests_sent) == (VALID, 3, 2)
+    roles = store.warehouse.query("SELECT role, repair_of IS NOT NULL AS is_repair FROM model_call ORDER BY called_at")
+    assert roles.values.tolist() == [["planner", False], ["repair", True]]
+
+
+def test_answer_still_invalid_after_repair_is_rejected_with_its_reason_and_not_asked_again(store):
+    provider = WordCountProvider(garble=2)
+    caller = _caller(provider, store)
+    outcome = caller.call(_request(), parse_words)
+    assert (outcome.status, outcome.reason_code, outcome.requests_sent) == (REJECTED, "invalid_json", 2)
+    assert "after one repair attempt" in outcome.detail
+    rerun = caller.call(_request(), parse_words)  # both answers are cached: same decision, no request
+    assert (rerun.status, rerun.reason_code, rerun.requests_sent) == (REJECTED, "invalid_json", 0)
+    assert len(provider.requests) == 2
+
+
+def test_transport_failure_is_logged_but_not_cached(store):
+    provider = WordCountProvider(fail=1)
+    caller = _caller(provider, store)
+    failed = caller.call(_request(), parse_words)
+    assert (failed.status, failed.reason_code) == (HTTP_ERROR, HTTP_ERROR)
+    retried = caller.call(_request(), parse_words)
+    assert (retried.status, retried.value, retried.requests_sent) == (VALID, 3, 1)
+    statuses = store.warehouse.query("SELECT status, attempts FROM model_call ORDER BY called_at").values.tolist()
+    assert statuses == [["http_error", 4], ["ok", 1]]
+
+
+def test_budget_stops_before_the_request_that_would_exceed_it(store):
+    provider = WordCountProvider()
+    caller = _caller(provider, store, budget=CallBudget(max_calls=2))
+    assert caller.call(_request("a"), parse_words).ok and caller.call(_request("a b"), parse_words).ok
+    assert caller.call(_request("a"), parse_words).requests_sent == 0  # cached answers cost nothing
+    with pytest.raises(BudgetExhausted, match="2 requests"):
+        caller.call(_request("a b c"), parse_words)
+    assert len(provider.requests) == 2
+    tokens = CallBudget(max_tokens=20)
+    token_caller = _caller(WordCountProvider(), store, budget=tokens)
+    token_caller.call(_request("x y z w"), parse_words)
+    token_caller.call(_request("x y z w v"), parse_words)
+    with pytest.raises(BudgetExhausted, match="token budget"):
+        token_caller.call(_request("x"), parse_words)
+
+
+def test_rate_limiter_spaces_request_starts_evenly_across_threads():
+    starts: list[float] = []
+    limiter = RateLimiter(per_minute=1200)  # one start every 50 ms
+    lock = threading.Lock()
+
+    def worker() -> None:
+        limiter.acquire()
+        with lock:
+            starts.append(time.monotonic())
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    starts.sort()
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert min(gaps) >= 0.04 and starts[-1] - starts[0] >= 0.24

@@ -1,0 +1,465 @@
+"""A loopback server that speaks the OpenAI Chat Completions and Gemini ``generateContent`` HTTP APIs.
+
+Why: the model providers must be tested through the real ``openai`` and ``google-genai`` SDKs against the real
+wire format, never against mocks and never against the internet. One server answers both APIs on 127.0.0.1:
+
+- ``POST /v1/chat/completions`` (``Authorization: Bearer <key>``) answers a ``chat.completion`` object;
+- ``POST /v1beta/models/{model}:generateContent`` (``x-goog-api-key: <key>``) answers a
+  ``GenerateContentResponse`` (``candidates``, ``usageMetadata``, ``modelVersion``).
+
+The answer text comes from a pluggable ``responder(request_json) -> str``, so a test can compute the model's
+answer from what the client actually sent (the ``wire_*`` helpers read images, prompts and the requested
+schema from either wire format). Failures can be injected per path, per body substring and per Nth matching
+request: an HTTP status (429/5xx with ``Retry-After``), a reply slower than the client's timeout, a body that
+is not JSON, a body cut off mid-JSON, and a well-formed reply whose *content* is malformed JSON (for the call
+layer's repair path). Every request is recorded (path, headers without credentials, JSON body); an optional
+fixed latency per request serves the throughput benchmark. Requests to paths the server does not serve fail
+the test when the ``with`` block ends.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+OPENAI = "openai"
+GEMINI = "gemini"
+OPENAI_PATH = "/v1/chat/completions"
+_GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):generateContent$")
+GEMINI_IMAGE_TOKENS = 258
+"""Tokens the server charges per image (Gemini's figure for an image of up to 384 px a side)."""
+
+SLOW = "slow"
+"""Injected: answer normally, but only after ``delay_s`` (set it above the client's timeout)."""
+NOT_JSON = "not_json"
+"""Injected: 200 with an HTML error page (``Content-Type: text/html``), as a misbehaving proxy sends."""
+TRUNCATED_BODY = "truncated_body"
+"""Injected: 200 whose JSON body is cut off halfway (Content-Length matches what is sent)."""
+MALFORMED_CONTENT = "malformed_content"
+"""Injected: a well-formed API reply whose answer text is ``content`` (default: the responder's text cut in half)."""
+
+_SECRET_HEADERS = frozenset({"authorization", "x-goog-api-key", "api-key"})
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+def gemini_path(model: str) -> str:
+    """The ``generateContent`` path for ``model`` (for ``InjectedFailure.path`` and ``requests_to``)."""
+    return f"/v1beta/models/{model}:generateContent"
+
+
+@dataclass
+class InjectedFailure:
+    """Make matching requests fail instead of being answered.
+
+    A request matches when ``path`` (if set) equals its path and ``match`` (if set) occurs in its raw body
+    (e.g. a schema name or a prompt fragment). The first ``skip`` matching requests are answered normally, the
+    next ``times`` (``None``: all the rest) get ``response``: an HTTP status (sent with an API-style error body
+    and, when set, ``Retry-After: retry_after``) or one of ``SLOW``, ``NOT_JSON``, ``TRUNCATED_BODY``,
+    ``MALFORMED_CONTENT``. ``retry_info_s`` adds a ``google.rpc.RetryInfo`` ``retryDelay`` to a Gemini error body
+    (how the real Gemini API says when to come back); ``delay_s`` is how long ``SLOW`` waits. Failures are tried
+    in list order and a request taken by one is not counted by the later ones.
+    """
+
+    response: int | str
+    path: str | None = None
+    match: str | None = None
+    skip: int = 0
+    times: int | None = 1
+    retry_after: str | None = None
+    retry_info_s: float | None = None
+    delay_s: float = 0.0
+    content: str | None = None
+    seen: int = field(default=0, init=False)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server saw it; credentials are left out of ``headers`` (``authorized`` says if they
+    matched). ``outcome`` is ``"ok"``, the injected failure (status or kind), ``"unauthorized"``, or ``"unknown"`` /
+    ``"bad_request"`` / ``"server_bug"`` for requests that also land in ``problems``."""
+
+    api: str | None
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    authorized: bool
+    outcome: str
+    received_at: float
+
+
+@dataclass
+class _Reply:
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+    @classmethod
+    def json(cls, payload: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> _Reply:
+        return cls(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+
+# --- reading either wire format -------------------------------------------------------------------------
+
+
+def _b64decode_any(data: str) -> bytes:
+    """Standard or URL-safe base64, padded or not (the Gemini API accepts all four; google-genai sends URL-safe)."""
+    return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+
+
+def wire_api(body: Mapping[str, Any]) -> str:
+    """Which API a request body belongs to."""
+    return GEMINI if "contents" in body else OPENAI
+
+
+def wire_images(body: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+    """``(mime type, bytes)`` of every inline image in the request, in order."""
+    images: list[tuple[str, bytes]] = []
+    if wire_api(body) == GEMINI:
+        for content in body.get("contents", []):
+            for part in content.get("parts", []):
+                inline = part.get("inlineData") or part.get("inline_data")
+                if inline:
+                    images.append((inline.get("mimeType") or inline.get("mime_type"), _b64decode_any(inline["data"])))
+        return images
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "image_url":
+                header, _, data = part["image_url"]["url"].partition(",")
+                if not header.startswith("data:") or not header.endswith(";base64"):
+                    raise ValueError(f"image part is not a base64 data URL: {header[:40]!r}")
+                images.append((header[len("data:") : -len(";base64")], base64.b64decode(data)))
+    return images
+
+
+def _texts(parts: Any) -> list[str]:
+    if isinstance(parts, str):
+        return [parts]
+    return [part["text"] for part in parts or [] if isinstance(part, Mapping) and isinstance(part.get("text"), str)]
+
+
+def wire_system(body: Mapping[str, Any]) -> str:
+    """The system prompt (OpenAI ``system``/``developer`` messages, Gemini ``systemInstruction``)."""
+    if wire_api(body) == GEMINI:
+        instruction = body.get("systemInstruction") or body.get("system_instruction") or {}
+        return "\n".join(_texts(instruction.get("parts")))
+    return "\n".join(
+        text
+        for message in body.get("messages", [])
+        if message.get("role") in ("system", "developer")
+        for text in _texts(message.get("content"))
+    )
+
+
+def wire_user_text(body: Mapping[str, Any]) -> str:
+    """The text of the user turns."""
+    if wire_api(body) == GEMINI:
+        turns = [content for content in body.get("contents", []) if content.get("role", "user") == "user"]
+        return "\n".join(text for content in turns for text in _texts(content.get("parts")))
+    return "\n".join(
+        text for message in body.get("messages", []) if message.get("role") == "user" for text in _texts(message.get("content"))
+    )
+
+
+def wire_schema(body: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+    """``(name, JSON schema)`` the client asked the answer to follow; Gemini carries the name as the schema's
+    ``title``."""
+    if wire_api(body) == GEMINI:
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        return (schema.get("title") if isinstance(schema, Mapping) else None), schema
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") != "json_schema":
+        return None, None
+    spec = response_format.get("json_schema") or {}
+    return spec.get("name"), spec.get("schema")
+
+
+def echo_responder(body: dict[str, Any]) -> str:
+    """Default answer: a JSON object saying what arrived (schema name, image count, image sizes)."""
+    name, _ = wire_schema(body)
+    images = wire_images(body)
+    return json.dumps({"schema": name, "images": len(images), "image_bytes": [len(data) for _, data in images]})
+
+
+def _approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+# --- the server -----------------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HttpServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature fixed by the base class
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - name fixed by BaseHTTPRequestHandler
+        self._serve()
+
+    def do_POST(self) -> None:  # noqa: N802 - name fixed by BaseHTTPRequestHandler
+        self._serve()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        reply = self.server.app.answer(self.command, self.path, dict(self.headers.items()), raw)
+        if reply.delay_s and self.server.app.stopping.wait(reply.delay_s):
+            self.close_connection = True
+            return
+        try:
+            self.send_response(reply.status)
+            for name, value in {**reply.headers, "Content-Length": str(len(reply.body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(reply.body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (timeout): nothing to answer
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 256
+
+    def __init__(self, app: ModelApiServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.app = app
+
+
+class ModelApiServer:
+    """Loopback OpenAI + Gemini server; use as a context manager.
+
+    ``openai_key`` / ``gemini_key`` are the only credentials accepted (otherwise 401 for OpenAI and 400
+    ``INVALID_ARGUMENT`` for Gemini, as the real services answer). ``latency_s`` delays every answer (requests
+    are served concurrently). ``model_suffix`` is appended to the requested model in the reported model name,
+    so tests can tell the server's report from the request.
+    """
+
+    def __init__(
+        self,
+        *,
+        responder: Responder = echo_responder,
+        failures: Sequence[InjectedFailure] = (),
+        openai_key: str = "sk-loopback-openai",
+        gemini_key: str = "loopback-gemini-key",
+        latency_s: float = 0.0,
+        model_suffix: str = "-loopback-001",
+    ) -> None:
+        self.responder = responder
+        self.failures = list(failures)
+        self.openai_key = openai_key
+        self.gemini_key = gemini_key
+        self.latency_s = latency_s
+        self.model_suffix = model_suffix
+        self.requests: list[RecordedRequest] = []
+        self.problems: list[str] = []
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: _HttpServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base={self.base!r})"
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:<port>`` (no path)."""
+        if self._server is None:
+            raise RuntimeError("server is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """What to pass as the OpenAI client's ``base_url``."""
+        return f"{self.base}/v1"
+
+    @property
+    def gemini_base_url(self) -> str:
+        """What to pass as ``HttpOptions.base_url`` (the API version is added by the client)."""
+        return f"{self.base}/"
+
+    def __enter__(self) -> ModelApiServer:
+        self._server = _HttpServer(self)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        self.stopping.set()
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+        if exc_type is None and self.problems:
+            raise AssertionError(f"ModelApiServer got requests it does not serve: {self.problems}")
+
+    def requests_to(self, api: str) -> list[RecordedRequest]:
+        """Recorded requests for ``api`` (``OPENAI`` / ``GEMINI``), in arrival order."""
+        with self._lock:
+            return [request for request in self.requests if request.api == api]
+
+    # --- answering --------------------------------------------------------------------------------------
+
+    def answer(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> _Reply:
+        path = urlsplit(target).path
+        lowered = {name.lower(): value for name, value in headers.items()}
+        gemini = _GEMINI_PATH.match(path)
+        api = OPENAI if path == OPENAI_PATH else GEMINI if gemini else None
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        authorized = (
+            lowered.get("authorization") == f"Bearer {self.openai_key}"
+            if api == OPENAI
+            else lowered.get("x-goog-api-key") == self.gemini_key
+        )
+        try:
+            reply, outcome = self._route(method, api, path, gemini.group("model") if gemini else "", body, raw, authorized)
+        except Exception as exc:  # a broken responder must fail the test, not look like a flaky server
+            with self._lock:
+                self.problems.append(f"{method} {path}: answering raised {exc!r}")
+            reply, outcome = _Reply.json({"error": {"message": "test server error"}}, status=500), "server_bug"
+        with self._lock:
+            self.requests.append(
+                RecordedRequest(
+                    api=api,
+                    method=method,
+                    path=path,
+                    headers={name: value for name, value in lowered.items() if name not in _SECRET_HEADERS},
+                    body=body,
+                    authorized=authorized,
+                    outcome=outcome,
+                    received_at=time.monotonic(),
+                )
+            )
+        if self.latency_s:
+            reply.delay_s += self.latency_s
+        return reply
+
+    def _route(
+        self, method: str, api: str | None, path: str, model: str, body: Any, raw: bytes, authorized: bool
+    ) -> tuple[_Reply, str]:
+        if api is None or method != "POST":
+            with self._lock:
+                self.problems.append(f"{method} {path}")
+            return _Reply.json({"error": {"message": f"no route for {method} {path}"}}, status=404), "unknown"
+        if not isinstance(body, dict):
+            with self._lock:
+                self.problems.append(f"{method} {path}: body is not a JSON object")
+            return self._error(api, 400, "request body is not a JSON object"), "bad_request"
+        if not authorized:
+            if api == OPENAI:
+                return self._error(api, 401, "Incorrect API key provided."), "unauthorized"
+            return self._error(api, 400, "API key not valid. Please pass a valid API key."), "unauthorized"
+        failure = self._take_failure(path, raw)
+        model = model if api == GEMINI else str(body.get("model", ""))
+        if failure is None:
+            return self._success(api, model, body, self.responder(body)), "ok"
+        kind = failure.response
+        if isinstance(kind, int):
+            headers = {"Retry-After": failure.retry_after} if failure.retry_after is not None else {}
+            return self._error(api, kind, f"injected {kind}", headers, failure.retry_info_s), str(kind)
+        if kind == SLOW:
+            reply = self._success(api, model, body, self.responder(body))
+            reply.delay_s = failure.delay_s
+            return reply, kind
+        if kind == NOT_JSON:
+            html = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+            return _Reply(200, html, {"Content-Type": "text/html; charset=utf-8"}), kind
+        if kind == TRUNCATED_BODY:
+            full = self._success(api, model, body, self.responder(body))
+            return _Reply(200, full.body[: len(full.body) // 2], full.headers), kind
+        if kind == MALFORMED_CONTENT:
+            text = failure.content
+            if text is None:
+                answer = self.responder(body)
+                text = answer[: len(answer) // 2]
+            return self._success(api, model, body, text), kind
+        raise ValueError(f"unknown injected failure {kind!r}")
+
+    def _take_failure(self, path: str, raw: bytes) -> InjectedFailure | None:
+        text = raw.decode("utf-8", "replace")
+        with self._lock:
+            for failure in self.failures:
+                if failure.path is not None and failure.path != path:
+                    continue
+                if failure.match is not None and failure.match not in text:
+                    continue
+                failure.seen += 1
+                if failure.seen <= failure.skip:
+                    continue
+                if failure.times is None or failure.seen <= failure.skip + failure.times:
+                    return failure
+        return None
+
+    def _error(
+        self, api: str, status: int, message: str, headers: Mapping[str, str] | None = None, retry_info_s: float | None = None
+    ) -> _Reply:
+        phrase = HTTPStatus(status).phrase.upper().replace(" ", "_") if status in HTTPStatus._value2member_map_ else "UNKNOWN"
+        if api == OPENAI:
+            kind = "rate_limit_exceeded" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+            return _Reply.json({"error": {"message": message, "type": kind, "param": None, "code": None}}, status, headers)
+        google_status = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+        error: dict[str, Any] = {"code": status, "message": message, "status": google_status.get(status, phrase)}
+        if retry_info_s is not None:
+            error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_info_s:g}s"}]
+        payload = {"error": error}
+        return _Reply.json(payload, status, headers)
+
+    def _success(self, api: str, model: str, body: dict[str, Any], text: str) -> _Reply:
+        prompt_tokens = _approx_tokens(wire_system(body) + wire_user_text(body)) + GEMINI_IMAGE_TOKENS * len(wire_images(body))
+        completion_tokens = max(1, _approx_tokens(text))
+        reported = f"{model}{self.model_suffix}"
+        if api == OPENAI:
+            return _Reply.json(
+                {
+                    "id": f"chatcmpl-loopback-{next(self._ids)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": reported,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None, "finish_reason": "stop"}
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                }
+            )
+        return _Reply.json(
+            {
+                "candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {
+                    "promptTokenCount": prompt_tokens,
+                    "candidatesTokenCount": completion_tokens,
+                    "totalTokenCount": prompt_tokens + completion_tokens,
+                },
+                "modelVersion": reported,
+                "responseId": f"loopback-{next(self._ids)}",
+            }
+        )
+
+
+def outcomes(requests: Sequence[RecordedRequest]) -> list[str]:
+    """The ``outcome`` of each request, for compact assertions."""
+    return [request.outcome for request in requests]
