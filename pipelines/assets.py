@@ -10,6 +10,7 @@ from assets.photocritique import photocritique_export, photocritique_references
 from assets.pool import image_pool
 from assets.reddit_ingest import reddit_comments, reddit_posts
 from assets.reddit_post_images import reddit_post_images
+from quality.critique_checks import critique_pairs_contract
 from quality.image_pool_checks import image_pool_contract, source_records_contract
 from quality.photocritique_checks import photocritique_references_contract
 
@@ -31,4 +32,4 @@ PHOTOCRITIQUE_ASSETS = [
 ]
 CRITIQUE_CANVAS_ASSETS = [critique_pairs]
 ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS]
-ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract]
+ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract]

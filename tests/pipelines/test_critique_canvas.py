@@ -73,6 +73,8 @@ def _assert_complete_groups(wh: Warehouse, n_images: int) -> None:
 def test_heuristic_chain_covers_every_pool_image_and_reruns_without_calls(tmp_path):
     config, wh = _built(tmp_path)
     _assert_complete_groups(wh, 4)
+    checks = wh.query("SELECT check_name, passed FROM check_result WHERE asset_key = 'critique_pairs'")
+    assert len(checks) == 6 and checks["passed"].all()
     calls = wh.query("SELECT provider, role, status, count(*) AS n FROM model_call GROUP BY ALL ORDER BY ALL")
     assert set(calls["provider"]) == {"heuristic"} and set(calls["status"]) == {"ok"}
     assert dict(zip(calls["role"], calls["n"])) == {"planner": 4, "annotator": 4, "verifier": 4}
