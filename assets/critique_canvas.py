@@ -40,6 +40,8 @@ class CritiqueSettings(ConfigurableResource):
     image_max_side: int = Field(default=1024, description="Images are sent as JPEG with the longer side at most this")
     limit: Optional[int] = Field(default=None, description="At most this many new images per run")
     domains: list[str] = Field(default=list(DOMAINS), description="Domains to critique")
+    eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
+    split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
 
 
 def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:

@@ -3,6 +3,7 @@
 from assets.clip_dedup import clip_duplicates
 from assets.collection import fetched_files, source_records
 from assets.critique_canvas import critique_pairs
+from assets.critique_splits import critique_splits
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
 from assets.perceptual_dedup import perceptual_duplicates
@@ -10,7 +11,7 @@ from assets.photocritique import photocritique_export, photocritique_references
 from assets.pool import image_pool
 from assets.reddit_ingest import reddit_comments, reddit_posts
 from assets.reddit_post_images import reddit_post_images
-from quality.critique_checks import critique_pairs_contract
+from quality.critique_checks import critique_pairs_contract, critique_splits_contract
 from quality.image_pool_checks import image_pool_contract, source_records_contract
 from quality.photocritique_checks import photocritique_references_contract
 
@@ -30,6 +31,7 @@ PHOTOCRITIQUE_ASSETS = [
     photocritique_references,
     photocritique_export,
 ]
-CRITIQUE_CANVAS_ASSETS = [critique_pairs]
+CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits]
 ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS]
-ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract]
+ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract,
+              critique_splits_contract]

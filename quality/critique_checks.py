@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
 from assets.critique_canvas import critique_pairs
+from assets.critique_splits import critique_splits
 from assets.lib.critique_schema import DIMENSION_IDS, MAX_DIMENSIONS, N_PAIRS
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
@@ -61,3 +62,33 @@ def critique_pairs_contract(context: AssetCheckExecutionContext, warehouse: Ware
     wh = warehouse.get_warehouse()
     outcomes = validate(wh.query(GROUP_FACTS), "critique_pairs", critique_expectations())
     yield from store_and_report(wh, context.run.run_id, "critique_pairs", outcomes, AssetCheckSeverity.ERROR)
+
+
+# One row per duplicate cluster with complete groups: how many splits it landed in, and unsplit groups.
+SPLIT_FACTS = """
+SELECT m.cluster_id,
+       count(DISTINCT s.split) AS n_splits,
+       count(*) FILTER (WHERE s.group_id IS NULL) AS n_unsplit
+FROM critique_group g
+JOIN pool_member m ON m.pool_item_id = g.pool_item_id
+LEFT JOIN critique_split s USING (group_id)
+WHERE g.status = 'complete'
+GROUP BY m.cluster_id
+"""
+
+SPLIT_EXPECTATIONS = [
+    Expectation("no_split_leakage", "no duplicate cluster has groups in both train and eval", "ExpectColumnValuesToBeBetween",
+                {"column": "n_splits", "min_value": 0, "max_value": 1}),
+    Expectation("every_group_split", "every complete group is in train or eval", "ExpectColumnValuesToBeBetween",
+                {"column": "n_unsplit", "min_value": 0, "max_value": 0}),
+]
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(x.name, asset=critique_splits, blocking=True) for x in SPLIT_EXPECTATIONS],
+    description="Great Expectations suite on the split: no duplicate cluster on both sides, every complete group split.",
+)
+def critique_splits_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:
+    wh = warehouse.get_warehouse()
+    outcomes = validate(wh.query(SPLIT_FACTS), "critique_splits", SPLIT_EXPECTATIONS)
+    yield from store_and_report(wh, context.run.run_id, "critique_splits", outcomes, AssetCheckSeverity.ERROR)

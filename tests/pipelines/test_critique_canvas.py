@@ -35,7 +35,7 @@ def _pool_folder(root: Path) -> Path:
 
 def _config(folder: Path, models: dict | None = None, critique: dict | None = None) -> Path:
     pool = {"folders": [{"path": str(_pool_folder(folder)), "license": "CC0-1.0", "provider": "test"}]}
-    sections = {"critique": {"max_concurrency": 3, **(critique or {})}}
+    sections = {"critique": {"max_concurrency": 3, "eval_per_domain": 1, **(critique or {})}}
     if models:
         sections["models"] = models
     return write_config(folder, pool, **sections)
@@ -45,7 +45,8 @@ def _critique(config: Path):
     defs = build_definitions(load_config(config))
     job = defs.resolve_job_def("full_rebuild_job")
     return job.execute_in_process(
-        instance=DagsterInstance.ephemeral(), raise_on_error=False, asset_selection=[AssetKey("critique_pairs")]
+        instance=DagsterInstance.ephemeral(), raise_on_error=False,
+        asset_selection=[AssetKey("critique_pairs"), AssetKey("critique_splits")],
     )
 
 
@@ -73,15 +74,17 @@ def _assert_complete_groups(wh: Warehouse, n_images: int) -> None:
 def test_heuristic_chain_covers_every_pool_image_and_reruns_without_calls(tmp_path):
     config, wh = _built(tmp_path)
     _assert_complete_groups(wh, 4)
-    checks = wh.query("SELECT check_name, passed FROM check_result WHERE asset_key = 'critique_pairs'")
-    assert len(checks) == 6 and checks["passed"].all()
+    checks = wh.query("SELECT check_name, passed FROM check_result WHERE asset_key IN ('critique_pairs', 'critique_splits')")
+    assert len(checks) == 8 and checks["passed"].all()
+    splits = wh.query("SELECT split, domain, count(*) AS n FROM critique_split GROUP BY ALL")
+    assert splits["n"].sum() == 4 and set(splits["split"]) == {"train", "eval"}  # 1 eval group per domain at most
     calls = wh.query("SELECT provider, role, status, count(*) AS n FROM model_call GROUP BY ALL ORDER BY ALL")
     assert set(calls["provider"]) == {"heuristic"} and set(calls["status"]) == {"ok"}
     assert dict(zip(calls["role"], calls["n"])) == {"planner": 4, "annotator": 4, "verifier": 4}
     # Statements differ between images: the heuristic reads each image.
     answers = wh.query("SELECT group_id, string_agg(answer, ' ' ORDER BY pair_index) AS text FROM critique_pair GROUP BY ALL")
     assert answers["text"].nunique() == 4
-    before = {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("model_call", "critique_group", "critique_pair", "entity")}
+    before = {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("model_call", "critique_group", "critique_pair", "critique_split", "entity")}
     assert _critique(config).success
     assert {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in before} == before
     lineage = wh.query(

@@ -26,7 +26,7 @@ PHOTOCRITIQUE_ASSETS = {
 def test_asset_graph_checks_and_lineage():
     defs = build_definitions(load_config(SAMPLE_CONFIG))
     graph = defs.resolve_asset_graph()
-    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | {"critique_pairs"}
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | {"critique_pairs", "critique_splits"}
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }

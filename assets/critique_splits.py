@@ -1,0 +1,60 @@
+"""Train / evaluation split of the CritiqueCanvas groups (pure logic: assets/lib/critique_splits.py)."""
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from assets.critique_canvas import CritiqueSettings, critique_pairs
+from assets.lib.critique_splits import EVAL, SplitItem, assign_splits
+from assets.step import recorded_step
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+from warehouse.ids import digest_of
+
+
+@asset(
+    group_name="critique_canvas",
+    code_version="1",
+    deps=[critique_pairs],
+    description="Every complete critique group in train or eval: whole duplicate clusters on one side, the"
+    " evaluation subset balanced across the three domains, the seed recorded.",
+)
+def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource, critique: CritiqueSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = {"seed": critique.split_seed, "eval_per_domain": critique.eval_per_domain, "unit": "duplicate cluster"}
+    with recorded_step(context, wh, params) as step:
+        with step.batch() as log:
+            items = [
+                SplitItem(*row)
+                for row in log.con.execute(
+                    "SELECT g.group_id, m.cluster_id, g.domain FROM critique_group g"
+                    " JOIN pool_member m ON m.pool_item_id = g.pool_item_id WHERE g.status = 'complete' ORDER BY g.group_id"
+                ).fetchall()
+            ]
+            last = log.con.execute("SELECT input_digest FROM step_input_state WHERE asset_key = 'critique_splits'").fetchone()
+        inputs = digest_of([[i.__dict__ for i in items], params])
+        if last is not None and last[0] == inputs:
+            step.notes["unchanged"] = "same groups, clusters and split settings as the last decision"
+            return MaterializeResult(metadata=step.summary())
+        splits = assign_splits(items, critique.eval_per_domain, critique.split_seed)
+        with step.batch() as log:
+            log.con.execute("DELETE FROM critique_split")
+            insert_rows(
+                log.con,
+                "critique_split",
+                [
+                    {"group_id": i.group_id, "split": splits[i.group_id], "cluster_id": i.cluster_id, "domain": i.domain,
+                     "seed": critique.split_seed, "eval_per_domain": critique.eval_per_domain, "activity_id": log.activity_id}
+                    for i in items
+                ],
+            )
+            log.used((i.group_id for i in items), "critique_group")
+            insert_rows(
+                log.con,
+                "step_input_state",
+                [{"asset_key": "critique_splits", "input_digest": inputs, "activity_id": log.activity_id}],
+                conflict="replace",
+            )
+        for item in items:
+            step.counts[f"{splits[item.group_id]}:{item.domain}"] += 1
+        step.counts["groups"] = len(items)
+        step.counts["eval_groups"] = sum(s == EVAL for s in splits.values())
+    return MaterializeResult(metadata=step.summary())
