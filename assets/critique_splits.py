@@ -29,9 +29,9 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
                     " JOIN pool_member m ON m.pool_item_id = g.pool_item_id WHERE g.status = 'complete' ORDER BY g.group_id"
                 ).fetchall()
             ]
-            last = log.con.execute("SELECT input_digest FROM step_input_state WHERE asset_key = 'critique_splits'").fetchone()
+            last = step.last_inputs(log.con)
         inputs = digest_of([[i.__dict__ for i in items], params])
-        if last is not None and last[0] == inputs:
+        if last == inputs:
             step.notes["unchanged"] = "same groups, clusters and split settings as the last decision"
             return MaterializeResult(metadata=step.summary())
         splits = assign_splits(items, critique.eval_per_domain, critique.split_seed)
@@ -47,12 +47,7 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
                 ],
             )
             log.used((i.group_id for i in items), "critique_group")
-            insert_rows(
-                log.con,
-                "step_input_state",
-                [{"asset_key": "critique_splits", "input_digest": inputs, "activity_id": log.activity_id}],
-                conflict="replace",
-            )
+            step.remember_inputs(log, inputs)
         for item in items:
             step.counts[f"{splits[item.group_id]}:{item.domain}"] += 1
         step.counts["groups"] = len(items)

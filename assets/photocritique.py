@@ -20,7 +20,7 @@ from assets.reddit_post_images import reddit_post_images
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import Warehouse, insert_rows, registered
+from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity
 
@@ -261,21 +261,14 @@ def photocritique_references(
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             fingerprint = digest_of([list(log.con.execute(_INPUT_FINGERPRINT).fetchone()), params])
-            last = log.con.execute(
-                "SELECT input_digest FROM step_input_state WHERE asset_key = 'photocritique_references'"
-            ).fetchone()
-        if last is not None and last[0] == fingerprint:
+            last = step.last_inputs(log.con)
+        if last == fingerprint:
             step.notes["unchanged"] = "same candidates, posts, comments, pool decisions and filters as the last decision"
             return MaterializeResult(metadata=step.summary())
         for page in wh.pages("SELECT post_id FROM reddit_candidate WHERE TRUE", [], key="post_id", block=photocritique.batch_size):
             _decide_page(step, [row[0] for row in page], photocritique)
         with step.batch() as log:
-            insert_rows(
-                log.con,
-                "step_input_state",
-                [{"asset_key": "photocritique_references", "input_digest": fingerprint, "activity_id": log.activity_id}],
-                conflict="replace",
-            )
+            step.remember_inputs(log, fingerprint)
     return MaterializeResult(metadata=step.summary())
 
 
@@ -319,9 +312,10 @@ def photocritique_export(
                 ).fetchall()
             ]
             written = dict(log.con.execute("SELECT path, sha256 FROM export_file").fetchall())
+            last = step.last_inputs(log.con)
         targets = [(fmt, out_dir / f"photocritique.{suffix}") for fmt, suffix in (("parquet", "parquet"), ("json", "jsonl"))]
         inputs = digest_of([decisions, [str(t) for _, t in targets]])
-        if _export_is_current(wh, inputs, targets, written):
+        if last == inputs and _files_unchanged(targets, written):
             step.notes["unchanged"] = "same kept posts, files on disk unchanged"
             return MaterializeResult(metadata=step.summary())
         with step.batch() as log:
@@ -339,20 +333,14 @@ def photocritique_export(
                        "sha256": sha, "activity_id": log.activity_id}
                 insert_rows(log.con, "export_file", [row], conflict="replace")
                 step.notes[target.suffix[1:]] = str(target)
-            insert_rows(
-                log.con,
-                "step_input_state",
-                [{"asset_key": "photocritique_export", "input_digest": inputs, "activity_id": log.activity_id}],
-                conflict="replace",
-            )
+            step.remember_inputs(log, inputs)
         step.counts["posts_exported"] = len(decisions)
     return MaterializeResult(metadata=step.summary())
 
 
-def _export_is_current(wh: Warehouse, inputs: str, targets: list[tuple[str, Path]], written: dict[str, str]) -> bool:
-    """Same kept posts as the last export, and the files still hold what was written (nobody edited them)."""
-    last = wh.scalar("SELECT input_digest FROM step_input_state WHERE asset_key = 'photocritique_export'")
-    return last == inputs and all(
+def _files_unchanged(targets: list[tuple[str, Path]], written: dict[str, str]) -> bool:
+    """The export files still hold what was written (nobody edited or removed them)."""
+    return all(
         target.is_file() and written.get(str(target)) == sha256_file(target) for _, target in targets
     )
 

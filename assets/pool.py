@@ -43,9 +43,9 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
                     "SELECT image_a, image_b, method, distance FROM duplicate_match ORDER BY image_a, image_b, method"
                 ).fetchall()
             ]
-            last = log.con.execute("SELECT input_digest FROM step_input_state WHERE asset_key = 'image_pool'").fetchone()
+            last = step.last_inputs(log.con)
         inputs = digest_of([[c.__dict__ for c in candidates], [e.__dict__ for e in edges], allowlist])
-        if last is not None and last[0] == inputs:
+        if last == inputs:
             step.notes["unchanged"] = "same candidates, duplicate evidence and license order as the last decision"
             return MaterializeResult(metadata=step.summary())
         assignments = assign_clusters(candidates, edges, allowlist)
@@ -87,12 +87,7 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
                 "DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN (SELECT record_id FROM pool_member)",
                 [DEDUP_STAGE],
             )
-            insert_rows(
-                log.con,
-                "step_input_state",
-                [{"asset_key": "image_pool", "input_digest": inputs, "activity_id": log.activity_id}],
-                conflict="replace",
-            )
+            step.remember_inputs(log, inputs)
         by_domain: dict[str, int] = {}
         for a in kept:
             by_domain[a.domain] = by_domain.get(a.domain, 0) + 1

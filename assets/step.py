@@ -16,9 +16,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from dagster import AssetExecutionContext
 
-from warehouse.db import Warehouse
+from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import ActivityLog, Agent, finish_activity, start_activity
 
 
@@ -59,9 +60,10 @@ def software_agent() -> Agent:
 class Step:
     """One execution of one asset, as seen by the warehouse."""
 
-    def __init__(self, warehouse: Warehouse, activity_id: str) -> None:
+    def __init__(self, warehouse: Warehouse, activity_id: str, asset_key: str) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
+        self.asset_key = asset_key
         self.counts: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
 
@@ -69,6 +71,20 @@ class Step:
     def batch(self) -> Iterator[ActivityLog]:
         with self.warehouse.transaction() as con:
             yield ActivityLog(con, self.activity_id)
+
+    def last_inputs(self, con: duckdb.DuckDBPyConnection) -> str | None:
+        """The input digest this asset last decided from (read in the caller's transaction, with its inputs)."""
+        row = con.execute("SELECT input_digest FROM step_input_state WHERE asset_key = ?", [self.asset_key]).fetchone()
+        return None if row is None else row[0]
+
+    def remember_inputs(self, log: ActivityLog, digest: str) -> None:
+        """Record what this decision was made from; equal inputs next time mean nothing to redo."""
+        insert_rows(
+            log.con,
+            "step_input_state",
+            [{"asset_key": self.asset_key, "input_digest": digest, "activity_id": self.activity_id}],
+            conflict="replace",
+        )
 
     def summary(self) -> dict[str, Any]:
         return {**dict(sorted(self.counts.items())), **self.notes}
@@ -96,7 +112,7 @@ def recorded_step(
             parameters=parameters,
             agents=((software_agent(), "software"), *extra_agents),
         )
-    step = Step(warehouse, log.activity_id)
+    step = Step(warehouse, log.activity_id, asset_key)
     try:
         yield step
     except BaseException as exc:
