@@ -27,7 +27,7 @@ class WarehouseCallStore:
     def __init__(self, warehouse: Warehouse, activity_id: str) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
-        self._answered = self._answered_keys()
+        self._answered: set[bytes] | None = None  # loaded on the first lookup, so a run with nothing pending skips it
         self._lock = threading.Lock()
 
     def _answered_keys(self) -> set[bytes]:
@@ -42,6 +42,8 @@ class WarehouseCallStore:
 
     def cached(self, cache_key: str) -> StoredCall | None:
         with self._lock:
+            if self._answered is None:
+                self._answered = self._answered_keys()
             if bytes.fromhex(cache_key[:32]) not in self._answered:
                 return None
         with self.warehouse.transaction() as con:
@@ -70,7 +72,8 @@ class WarehouseCallStore:
             log.generated([call_id])
         if row["status"] == "ok":
             with self._lock:
-                self._answered.add(bytes.fromhex(row["cache_key"][:32]))
+                if self._answered is not None:  # not yet loaded: the load will read this row too
+                    self._answered.add(bytes.fromhex(row["cache_key"][:32]))
         return call_id
 
 

@@ -458,11 +458,16 @@ def candidate_ids(step: Step) -> list[str]:
 
 
 def _window_candidates(step: Step, window: SubredditWindow) -> None:
-    """In window mode the candidates are the posts the sources found in the subreddit and range."""
+    """In window mode the candidates are the posts the sources found in the subreddit and range.
+
+    Read from the observations (subreddit and creation time are the same in every copy of a post), so the
+    candidates are known before the merge, which then runs once for the whole step.
+    """
     with step.batch() as log:
         log.con.execute(
-            "INSERT OR IGNORE INTO reddit_candidate SELECT post_id, NULL, NULL, ?, now() FROM reddit_post"
-            " WHERE lower(subreddit) = lower(?) AND created_utc >= ? AND created_utc < ?",
+            "INSERT OR IGNORE INTO reddit_candidate SELECT DISTINCT post_id, NULL, NULL, ?, now() FROM reddit_post_observation"
+            " WHERE lower(record->>'subreddit') = lower(?) AND CAST(record->>'created_utc' AS BIGINT) >= ?"
+            " AND CAST(record->>'created_utc' AS BIGINT) < ?",
             [log.activity_id, window.subreddit, window.start_utc, window.end_utc],
         )
 
@@ -517,7 +522,6 @@ def _read_posts(step: Step, writer: ObservationWriter, sources: list[RedditSourc
         else:  # one key per window: answered once, asked again only after a failure
             fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer, 1)
     if window is not None:
-        merge_pending(step, SUBMISSIONS, settings.batch_size)
         _window_candidates(step, window)
 
 
