@@ -10,12 +10,12 @@ import json
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Optional
 
-from dagster import AssetExecutionContext, ConfigurableResource, MaterializeResult, asset
+from dagster import AssetExecutionContext, Config, ConfigurableResource, MaterializeResult, asset
 from PIL import Image
 from pydantic import Field
 
 from assets.lib.critique_chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
-from assets.lib.critique_schema import DOMAINS, conversation_group_id, group_pairs
+from assets.lib.critique_schema import DOMAINS, Verdict, conversation_group_id, group_pairs
 from assets.lib.model_calls import BudgetExhausted, CallBudget, ModelCaller, RateLimiter
 from assets.model_call_store import WarehouseCallStore, call_summary
 from assets.pool import image_pool
@@ -28,6 +28,20 @@ from warehouse.ids import canonical_json
 from warehouse.lineage import Agent, Entity, utcnow
 
 CRITIQUE_STAGE = "critique"
+VERIFIER_STAGE = "critique_verifier"
+
+
+class CritiqueAuditSettings(Config):
+    """The human audit of accepted pairs (AesCanvas S2.3.1: five reviewers, 1,000 pairs)."""
+
+    round: str = Field(default="1", description="Name of the audit round; a drawn round's sample is frozen, a new name draws anew")
+    size: int = Field(default=1000, description="Pairs to sample (the paper audited 1,000)")
+    seed: int = Field(default=0, description="Seed that orders the pairs within each domain")
+    allocation: str = Field(default="proportional", description="Across domains: proportional (to accepted pairs) or equal")
+    acceptance_rule: str = Field(default="majority", description="majority (a tie rejects) or unanimous")
+    min_reviewers: int = Field(default=1, description="Reviews a pair needs before it counts in the figures")
+    sheet_dir: str = Field(default="data/audit/critique_canvas", description="Where blank review sheets are written")
+    returned_dir: str = Field(default="data/audit/critique_canvas/returned", description="Where filled sheets (*.csv) are read")
 
 
 class CritiqueSettings(ConfigurableResource):
@@ -42,6 +56,8 @@ class CritiqueSettings(ConfigurableResource):
     domains: list[str] = Field(default=list(DOMAINS), description="Domains to critique")
     eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
     split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
+    audit: CritiqueAuditSettings = Field(default_factory=CritiqueAuditSettings)
+    export_dir: str = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")
 
 
 def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
@@ -150,6 +166,13 @@ def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: Cha
     log.generated(e.entity_id for e in entities)
     log.derived((e.entity_id, group_id, "pair_of") for e in entities)
     insert_rows(log.con, "critique_pair", rows, conflict="replace")
+    log.rejected(VERIFIER_STAGE, ((r.pair_id, "verifier_rejected", _rejection_detail(verdicts[r.index])) for r in records
+                                  if not verdicts[r.index].accepted))
+
+
+def _rejection_detail(verdict: Verdict) -> str:
+    failed = [name for name in ("instruction_consistency", "visual_grounding", "response_quality") if not getattr(verdict, name)]
+    return "; ".join([*(f"failed {name}" for name in failed), *verdict.blocking_issues]) or "rejected"
 
 
 @asset(

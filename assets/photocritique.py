@@ -5,13 +5,13 @@ can be printed from the warehouse (view ``photocritique_selection_flow``).
 """
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from assets.exports import Contents, ExportFile, publish
 from assets.lib.critique_filters import CommentDecision, PostDecision, select_references
 from assets.lib.reddit_records import Comment, Post
 from assets.pool import image_pool
@@ -21,7 +21,7 @@ from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity
 
 POST_STAGE = "photocritique_post"
@@ -302,48 +302,15 @@ def photocritique_export(
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     out_dir = Path(photocritique.export_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    files = [
+        ExportFile(out_dir / "photocritique.parquet", _EXPORT_QUERY, "parquet"),
+        ExportFile(out_dir / "photocritique.jsonl", _EXPORT_QUERY, "json"),
+    ]
+    kept = Contents(
+        "SELECT decision_entity_id FROM photocritique_post_decision WHERE status = 'kept' ORDER BY post_id", role="post"
+    )
     with recorded_step(context, wh, {"export_dir": str(out_dir)}) as step:
-        with step.batch() as log:
-            decisions = [
-                row[0]
-                for row in log.con.execute(
-                    "SELECT decision_entity_id FROM photocritique_post_decision WHERE status = 'kept' ORDER BY post_id"
-                ).fetchall()
-            ]
-            written = dict(log.con.execute("SELECT path, sha256 FROM export_file").fetchall())
-            last = step.last_inputs(log.con)
-        targets = [(fmt, out_dir / f"photocritique.{suffix}") for fmt, suffix in (("parquet", "parquet"), ("json", "jsonl"))]
-        inputs = digest_of([decisions, [str(t) for _, t in targets]])
-        if last == inputs and _files_unchanged(targets, written):
-            step.notes["unchanged"] = "same kept posts, files on disk unchanged"
-            return MaterializeResult(metadata=step.summary())
-        with step.batch() as log:
-            for fmt, target in targets:
-                partial = target.with_name(f".{target.name}.partial")
-                log.con.execute(f"COPY ({_EXPORT_QUERY}) TO '{_sql_path(partial)}' (FORMAT {fmt})")
-                os.replace(partial, target)
-                sha = sha256_file(target)
-                export_entity = entity_id("export_file", sha)
-                log.entities([Entity(export_entity, "export_file", sha, {"path": str(target), "format": target.suffix[1:]})])
-                log.generated([export_entity])
-                log.used(decisions, "post")
-                log.derived((export_entity, d, "contains") for d in decisions)
-                row = {"path": str(target), "entity_id": export_entity, "format": target.suffix[1:], "n_rows": len(decisions),
-                       "sha256": sha, "activity_id": log.activity_id}
-                insert_rows(log.con, "export_file", [row], conflict="replace")
-                step.notes[target.suffix[1:]] = str(target)
-            step.remember_inputs(log, inputs)
-        step.counts["posts_exported"] = len(decisions)
+        publish(step, "photocritique", files, kept)
     return MaterializeResult(metadata=step.summary())
 
 
-def _files_unchanged(targets: list[tuple[str, Path]], written: dict[str, str]) -> bool:
-    """The export files still hold what was written (nobody edited or removed them)."""
-    return all(
-        target.is_file() and written.get(str(target)) == sha256_file(target) for _, target in targets
-    )
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")

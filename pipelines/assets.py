@@ -2,7 +2,9 @@
 
 from assets.clip_dedup import clip_duplicates
 from assets.collection import fetched_files, source_records
+from assets.critique_audit import critique_audit_report, critique_audit_sample
 from assets.critique_canvas import critique_pairs
+from assets.critique_export import critique_canvas_export
 from assets.critique_splits import critique_splits
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
@@ -31,7 +33,7 @@ PHOTOCRITIQUE_ASSETS = [
     photocritique_references,
     photocritique_export,
 ]
-CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits]
+CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits, critique_audit_sample, critique_audit_report, critique_canvas_export]
 ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS]
 ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract,
               critique_splits_contract]

@@ -71,15 +71,32 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             raise_on_error=False,
         )
         run_id = result.run_id
-        failed = [e.step_key for e in result.all_events if e.is_step_failure]
-    print_summary(config["warehouse"]["path"], run_id)
+        failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
+    print_summary(config["warehouse"]["path"], run_id, config["critique"]["audit"]["returned_dir"])
     if not result.success:
         print(f"run {run_id} FAILED in step(s): {', '.join(failed) or 'see the Dagster event log'}", file=sys.stderr)
+        for step, error in failed.items():
+            print(f"  {step}: {_root_message(error)}", file=sys.stderr)
         return 1
     return 0
 
 
-def print_summary(warehouse_path: str, run_id: str) -> None:
+def _table(wh, title: str, sql: str) -> None:
+    """Print a query's result under a title, or nothing when it has no rows."""
+    frame = wh.query(sql)
+    if not frame.empty:
+        print(f"\n{title}:")
+        print(frame.to_string(index=False))
+
+
+def _root_message(error) -> str:
+    """The innermost error's message: a Failure's description, not Dagster's wrapper text."""
+    while error is not None and error.cause is not None:
+        error = error.cause
+    return error.message.strip() if error is not None else "no error recorded"
+
+
+def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> None:
     from warehouse.db import Warehouse
 
     wh = Warehouse(warehouse_path)
@@ -91,36 +108,31 @@ def print_summary(warehouse_path: str, run_id: str) -> None:
     print(f"\nrun {run_id}: what each stage did")
     for asset_key, status, summary in steps.itertuples(index=False):
         print(f"  {asset_key:<22} {status:<8} {json.dumps(json.loads(summary or '{}'), sort_keys=True)}")
-    print("\npool selection flow (all runs):")
-    print(wh.query("SELECT stage, n FROM pool_stage_counts ORDER BY step").to_string(index=False))
-    exclusions = wh.query(
-        "SELECT stage, reason_code, count(*) AS n FROM pool_exclusions GROUP BY ALL ORDER BY stage, reason_code"
-    )
-    if not exclusions.empty:
-        print("\nexcluded records by stage and reason:")
-        print(exclusions.to_string(index=False))
-    kept = wh.query("SELECT domain, count(*) AS n FROM pool_images GROUP BY domain ORDER BY domain")
-    if not kept.empty:
-        print("\nkept images by domain:")
-        print(kept.to_string(index=False))
-    if wh.scalar("SELECT count(*) FROM photocritique_post_decision"):
-        print("\nphotocritique selection flow (view photocritique_selection_flow):")
-        print(wh.query("SELECT * FROM photocritique_selection_flow WHERE n > 0 OR reason IN ('kept', 'reference')").to_string(index=False))
-        problems = wh.query("SELECT source_kind, scope, reason_code, count(*) AS n FROM reddit_source_problem GROUP BY ALL ORDER BY ALL")
-        if not problems.empty:
-            print("\nsource lines and requests that could not be used:")
-            print(problems.to_string(index=False))
-    critique = wh.query(
-        "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs, CAST(sum(p.accepted::INT) AS BIGINT) AS accepted"
-        " FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL"
-    )
-    if not critique.empty:
-        print("\nCritiqueCanvas pairs by domain (tables critique_group, critique_pair, model_call):")
-        print(critique.to_string(index=False))
+    _table(wh, "pool selection flow (all runs)", "SELECT stage, n FROM pool_stage_counts ORDER BY step")
+    _table(wh, "excluded records by stage and reason",
+           "SELECT stage, reason_code, count(*) AS n FROM pool_exclusions GROUP BY ALL ORDER BY stage, reason_code")
+    _table(wh, "kept images by domain", "SELECT domain, count(*) AS n FROM pool_images GROUP BY domain ORDER BY domain")
+    _table(wh, "photocritique selection flow (view photocritique_selection_flow)",
+           "SELECT * FROM photocritique_selection_flow WHERE (n > 0 OR reason IN ('kept', 'reference'))"
+           " AND EXISTS (SELECT 1 FROM photocritique_post_decision)")
+    _table(wh, "source lines and requests that could not be used",
+           "SELECT source_kind, scope, reason_code, count(*) AS n FROM reddit_source_problem GROUP BY ALL ORDER BY ALL")
+    _table(wh, "CritiqueCanvas pairs by domain (tables critique_group, critique_pair, model_call)",
+           "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs, CAST(sum(p.accepted::INT) AS BIGINT)"
+           " AS accepted FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL")
+    _table(wh, "CritiqueCanvas split (groups; table critique_split)",
+           "SELECT split, domain, count(*) AS groups FROM critique_split GROUP BY ALL ORDER BY ALL")
+    rounds = wh.query("SELECT audit_round, n_sampled, sheet_path FROM critique_audit_round ORDER BY audit_round")
+    for audit_round, n_sampled, sheet in rounds.itertuples(index=False):
+        print(f"\naudit round {audit_round}: {n_sampled} pairs to review in {sheet}")
+        print(f"  each reviewer fills a copy and saves it as CSV in {audit_returned_dir}")
+    _table(wh, "CritiqueCanvas audit (view critique_audit_summary)", "SELECT * FROM critique_audit_summary")
+    _table(wh, "exported files (table export_file)", "SELECT dataset, path, n_rows FROM export_file ORDER BY dataset, path")
     print(f"\nwarehouse: {wh.path}")
     print(
         'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions,'
-        " pool_stage_counts, provenance(id), photocritique_selection_flow, photocritique_reference_set, photocritique_exclusions)"
+        " pool_stage_counts, provenance(id), photocritique_selection_flow, photocritique_reference_set, photocritique_exclusions,"
+        " critique_canvas_records, critique_audit_summary)"
     )
 
 

@@ -81,6 +81,11 @@ def load_config(path: Path) -> dict[str, Any]:
     critique["url_rewrite"] = {
         prefix: target if is_url(target) else resolve(target) for prefix, target in (critique.get("url_rewrite") or {}).items()
     }
+    canvas = config["critique"]
+    canvas["export_dir"] = resolve(canvas.get("export_dir") or "data/exports/critique_canvas")
+    audit = canvas["audit"] = dict(canvas.get("audit") or {})
+    audit["sheet_dir"] = resolve(audit.get("sheet_dir") or "data/audit/critique_canvas")
+    audit["returned_dir"] = resolve(audit.get("returned_dir") or str(Path(audit["sheet_dir"]) / "returned"))
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config

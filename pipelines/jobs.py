@@ -29,6 +29,13 @@ photocritique_job = define_asset_job(
     " the benchmark's filters, the ranked references and the export.",
 )
 
+critique_canvas_job = define_asset_job(
+    name="critique_canvas_job",
+    selection=AssetSelection.groups("critique_canvas").upstream(),
+    description="Build CritiqueCanvas: the pool, the planner → annotator → verifier chain (cached: only new images"
+    " cost model calls), the split, the audit sample and report, and the export. Not scheduled: it spends API budget.",
+)
+
 full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
     selection=AssetSelection.all(),

@@ -4,58 +4,15 @@ heuristic provider and through the real openai / google-genai SDKs against a loo
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
-from dagster import AssetKey, DagsterInstance
-from PIL import Image
 
 from assets.lib.critique_schema import DIMENSION_IDS
-from pipelines.config import load_config
-from pipelines.definitions import build_definitions
-from tests.pipelines.pool_harness import run_pool, write_config
+from tests.pipelines.critique_harness import built, materialize
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import MALFORMED_CONTENT, SLOW, InjectedFailure, ModelApiServer, wire_schema
 from warehouse.db import Warehouse
 
 OPENAI_KEY, GEMINI_KEY = "sk-loopback-never-stored", "gm-loopback-never-stored"
-
-
-def _pool_folder(root: Path) -> Path:
-    """Four distinct images over the three domains (a subfolder named after a domain sets it)."""
-    rng = np.random.default_rng(7)
-    for domain, name, base in (("photography", "dusk", 40), ("photography", "noon", 210), ("painting", "field", 120), ("virtual", "city", 90)):
-        folder = root / "images" / domain
-        folder.mkdir(parents=True, exist_ok=True)
-        noise = rng.normal(0, 35, (240, 320, 3))
-        gradient = np.linspace(-60, 60, 320)[None, :, None]
-        pixels = np.clip(base + noise + gradient, 0, 255).astype(np.uint8)
-        Image.fromarray(pixels).save(folder / f"{name}.png")
-    return root / "images"
-
-
-def _config(folder: Path, models: dict | None = None, critique: dict | None = None) -> Path:
-    pool = {"folders": [{"path": str(_pool_folder(folder)), "license": "CC0-1.0", "provider": "test"}]}
-    sections = {"critique": {"max_concurrency": 3, "eval_per_domain": 1, **(critique or {})}}
-    if models:
-        sections["models"] = models
-    return write_config(folder, pool, **sections)
-
-
-def _critique(config: Path):
-    defs = build_definitions(load_config(config))
-    job = defs.resolve_job_def("full_rebuild_job")
-    return job.execute_in_process(
-        instance=DagsterInstance.ephemeral(), raise_on_error=False,
-        asset_selection=[AssetKey("critique_pairs"), AssetKey("critique_splits")],
-    )
-
-
-def _built(folder: Path, **kwargs) -> tuple[Path, Warehouse]:
-    config = _config(folder, **kwargs)
-    assert run_pool(config).success
-    result = _critique(config)
-    assert result.success, [e.message for e in result.all_events if e.is_failure]
-    return config, Warehouse(folder / "warehouse.duckdb")
 
 
 def _assert_complete_groups(wh: Warehouse, n_images: int) -> None:
@@ -72,7 +29,7 @@ def _assert_complete_groups(wh: Warehouse, n_images: int) -> None:
 
 
 def test_heuristic_chain_covers_every_pool_image_and_reruns_without_calls(tmp_path):
-    config, wh = _built(tmp_path)
+    config, wh = built(tmp_path)
     _assert_complete_groups(wh, 4)
     checks = wh.query("SELECT check_name, passed FROM check_result WHERE asset_key IN ('critique_pairs', 'critique_splits')")
     assert len(checks) == 8 and checks["passed"].all()
@@ -85,7 +42,7 @@ def test_heuristic_chain_covers_every_pool_image_and_reruns_without_calls(tmp_pa
     answers = wh.query("SELECT group_id, string_agg(answer, ' ' ORDER BY pair_index) AS text FROM critique_pair GROUP BY ALL")
     assert answers["text"].nunique() == 4
     before = {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("model_call", "critique_group", "critique_pair", "critique_split", "entity")}
-    assert _critique(config).success
+    assert materialize(config, "critique_pairs", "critique_splits").success
     assert {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in before} == before
     lineage = wh.query(
         "SELECT DISTINCT e.kind FROM was_derived_from d JOIN entity e ON e.entity_id = d.source_entity_id"
@@ -126,7 +83,7 @@ def test_real_sdks_through_failures_repairs_and_a_resumed_run(tmp_path, keys):
         InjectedFailure(500, match='"verdicts"', skip=2, times=None),                    # the last verifier calls keep failing
     ]  # one image at a time below, so which request meets which failure is the same on every run
     with ModelApiServer(responder=remote_model, failures=failures, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY) as server:
-        config, wh = _built(tmp_path, models=_remote_roles(server), critique={"max_concurrency": 1})
+        config, wh = built(tmp_path, models=_remote_roles(server), critique={"max_concurrency": 1})
         outcomes = [(r.outcome, wire_schema(r.body)[0]) for r in server.requests]
         assert {("429", "dialogue"), ("500", "verdicts"), ("slow", "plan")} <= set(outcomes)
         attempts = wh.query(
@@ -142,7 +99,7 @@ def test_real_sdks_through_failures_repairs_and_a_resumed_run(tmp_path, keys):
         assert wh.scalar("SELECT count(*) FROM model_call WHERE role = 'repair' AND repair_of IS NOT NULL") >= 1
         sent_before = len(server.requests)
         server.failures.clear()
-        assert _critique(config).success
+        assert materialize(config, "critique_pairs", "critique_splits").success
         statuses = wh.query("SELECT status, count(*) AS n FROM critique_attempt GROUP BY ALL")
         assert dict(zip(statuses["status"], statuses["n"])) == {"complete": 3, "rejected": 1}
         _assert_complete_groups(wh, 3)
@@ -162,7 +119,7 @@ def duckdb_connect(wh: Warehouse):
 
 def test_budget_stops_cleanly_and_the_next_run_repeats_no_call(tmp_path, keys):
     with ModelApiServer(responder=remote_model, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY) as server:
-        config, wh = _built(tmp_path, models=_remote_roles(server), critique={"max_calls": 5, "max_concurrency": 1})
+        config, wh = built(tmp_path, models=_remote_roles(server), critique={"max_calls": 5, "max_concurrency": 1})
         assert len(server.requests) == 5
         summary = json.loads(wh.scalar("SELECT summary FROM activity WHERE asset_key = 'critique_pairs'"))
         assert "budget" in summary["stopped"]
@@ -170,7 +127,7 @@ def test_budget_stops_cleanly_and_the_next_run_repeats_no_call(tmp_path, keys):
         assert done == 1
         path = Path(config)
         path.write_text(path.read_text().replace("max_calls: 5", "max_calls: null"))
-        assert _critique(config).success
+        assert materialize(config, "critique_pairs", "critique_splits").success
         _assert_complete_groups(wh, 4)
         bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
         assert len(bodies) == len(set(bodies)) == 12  # 4 images x 3 roles, each sent exactly once

@@ -22,11 +22,15 @@ PHOTOCRITIQUE_ASSETS = {
     "reddit_posts", "reddit_comments", "reddit_post_images", "photocritique_references", "photocritique_export",
 }
 
+CRITIQUE_CANVAS_ASSETS = {
+    "critique_pairs", "critique_splits", "critique_audit_sample", "critique_audit_report", "critique_canvas_export",
+}
+
 
 def test_asset_graph_checks_and_lineage():
     defs = build_definitions(load_config(SAMPLE_CONFIG))
     graph = defs.resolve_asset_graph()
-    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | {"critique_pairs", "critique_splits"}
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }
@@ -38,6 +42,9 @@ def test_asset_graph_checks_and_lineage():
     assert AssetKey("reddit_post_images") in graph.get(AssetKey("fetched_files")).parent_keys
     assert {AssetKey("image_pool"), AssetKey("reddit_comments")} <= graph.get(AssetKey("photocritique_references")).parent_keys
     assert {"references_per_kept_post", "no_reference_by_submitter", "post_image_in_pool"} <= set(checks)
+    canvas_job = defs.resolve_job_def("critique_canvas_job")
+    assert {node.name for node in canvas_job.graph.nodes} >= POOL_ASSETS | CRITIQUE_CANVAS_ASSETS
+    assert graph.get(AssetKey("critique_canvas_export")).parent_keys == {AssetKey("critique_splits"), AssetKey("critique_audit_report")}
     critique_job = defs.resolve_job_def("photocritique_job")
     assert {node.name for node in critique_job.graph.nodes} >= POOL_ASSETS | PHOTOCRITIQUE_ASSETS
 

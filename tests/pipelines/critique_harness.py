@@ -1,0 +1,61 @@
+"""Shared helpers for tests that build CritiqueCanvas for real: a four-image pool over the three domains and
+in-process materializations of chosen critique assets."""
+
+from pathlib import Path
+
+import numpy as np
+from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
+from PIL import Image
+
+from pipelines.config import load_config
+from pipelines.definitions import build_definitions
+from tests.pipelines.pool_harness import run_pool, write_config
+from warehouse.db import Warehouse
+
+
+def pool_folder(root: Path) -> Path:
+    """Four distinct images over the three domains (a subfolder named after a domain sets it)."""
+    rng = np.random.default_rng(7)
+    for domain, name, base in (("photography", "dusk", 40), ("photography", "noon", 210), ("painting", "field", 120), ("virtual", "city", 90)):
+        folder = root / "images" / domain
+        folder.mkdir(parents=True, exist_ok=True)
+        noise = rng.normal(0, 35, (240, 320, 3))
+        gradient = np.linspace(-60, 60, 320)[None, :, None]
+        pixels = np.clip(base + noise + gradient, 0, 255).astype(np.uint8)
+        Image.fromarray(pixels).save(folder / f"{name}.png")
+    return root / "images"
+
+
+def critique_config(folder: Path, models: dict | None = None, critique: dict | None = None) -> Path:
+    pool = {"folders": [{"path": str(pool_folder(folder)), "license": "CC0-1.0", "provider": "test"}]}
+    sections = {"critique": {"max_concurrency": 3, "eval_per_domain": 1, **(critique or {})}}
+    if models:
+        sections["models"] = models
+    return write_config(folder, pool, **sections)
+
+
+def materialize(config: Path, *assets: str) -> ExecuteInProcessResult:
+    defs = build_definitions(load_config(config))
+    job = defs.resolve_job_def("full_rebuild_job")
+    return job.execute_in_process(
+        instance=DagsterInstance.ephemeral(), raise_on_error=False, asset_selection=[AssetKey(a) for a in assets],
+    )
+
+
+def built(folder: Path, *assets: str, **kwargs) -> tuple[Path, Warehouse]:
+    """The pool, then ``assets`` (default: the chain and the split) with the heuristic or given models."""
+    config = critique_config(folder, **kwargs)
+    assert run_pool(config).success
+    result = materialize(config, *(assets or ("critique_pairs", "critique_splits")))
+    assert result.success, failures(result)
+    return config, Warehouse(folder / "warehouse.duckdb")
+
+
+def failures(result: ExecuteInProcessResult) -> list[str]:
+    """What a failed run said, as the Dagster UI shows it (step failure messages with their error text)."""
+    out = []
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            out.append(f"{event.message} {error.message if error else ''}")
+    return out
