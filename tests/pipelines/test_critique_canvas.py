@@ -2,12 +2,18 @@
 heuristic provider and through the real openai / google-genai SDKs against a loopback server."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from assets.lib.critique_schema import DIMENSION_IDS
-from tests.pipelines.critique_harness import built, materialize
+from tests.pipelines.critique_harness import built, critique_config, materialize
+from tests.pipelines.pool_harness import run_pool
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import MALFORMED_CONTENT, SLOW, InjectedFailure, ModelApiServer, wire_schema
 from warehouse.db import Warehouse
@@ -131,3 +137,36 @@ def test_budget_stops_cleanly_and_the_next_run_repeats_no_call(tmp_path, keys):
         _assert_complete_groups(wh, 4)
         bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
         assert len(bodies) == len(set(bodies)) == 12  # 4 images x 3 roles, each sent exactly once
+
+
+def test_a_killed_run_resumes_without_repeating_a_logged_call(tmp_path, keys):
+    """SIGKILL the chain mid-run (a real `aesforge run` process, one image at a time against a slow server), then
+    resume: every call logged before the kill is answered from the log, and no row is duplicated."""
+    with ModelApiServer(responder=remote_model, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY, latency_s=0.4) as server:
+        config = critique_config(tmp_path, models=_remote_roles(server), critique={"max_concurrency": 1})
+        assert run_pool(config).success
+        env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home")}
+        (tmp_path / "dagster_home").mkdir()
+        command = [str(Path(sys.executable).parent / "aesforge"), "run", "--config", str(config),
+                   "--select", "critique_pairs", "--executor", "in_process"]
+        worker = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 240
+        while len(server.requests) < 5 and worker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+        assert worker.returncode == -signal.SIGKILL  # killed mid-run, not finished
+        wh = Warehouse(tmp_path / "warehouse.duckdb")
+        logged = wh.scalar("SELECT count(*) FROM model_call WHERE status = 'ok'")
+        assert 4 <= logged < 12  # some calls were logged, some were still to come
+        sent_before = len(server.requests)
+        assert materialize(config, "critique_pairs", "critique_splits").success
+        # 4 images x 3 roles = 12 answers in all; the resumed run asked only for those not logged before the kill.
+        assert len(server.requests) - sent_before == 12 - logged
+    _assert_complete_groups(wh, 4)
+    counts = wh.query(
+        "SELECT (SELECT count(*) FROM model_call WHERE status = 'ok') AS calls,"
+        " (SELECT count(DISTINCT cache_key) FROM model_call WHERE status = 'ok') AS keys,"
+        " (SELECT count(*) FROM critique_pair) AS pairs, (SELECT count(*) FROM critique_attempt) AS attempts"
+    ).iloc[0].to_dict()
+    assert counts == {"calls": 12, "keys": 12, "pairs": 24, "attempts": 4}
