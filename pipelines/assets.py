@@ -6,6 +6,9 @@ from assets.critique_audit import critique_audit_report, critique_audit_sample
 from assets.critique_canvas import critique_pairs
 from assets.critique_export import critique_canvas_export
 from assets.critique_splits import critique_splits
+from assets.design_ingest import design_records
+from assets.design_perturbation import perturbed_designs
+from assets.design_rendering import design_renders
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
 from assets.perceptual_dedup import perceptual_duplicates
@@ -34,6 +37,7 @@ PHOTOCRITIQUE_ASSETS = [
     photocritique_export,
 ]
 CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits, critique_audit_sample, critique_audit_report, critique_canvas_export]
-ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS]
+DESIGN_ASSETS = [design_records, perturbed_designs, design_renders]
+ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS, *DESIGN_ASSETS]
 ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract,
               critique_splits_contract]

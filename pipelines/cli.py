@@ -127,6 +127,12 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
         print(f"\naudit round {audit_round}: {n_sampled} pairs to review in {sheet}")
         print(f"  each reviewer fills a copy and saves it as CSV in {audit_returned_dir}")
     _table(wh, "CritiqueCanvas audit (view critique_audit_summary)", "SELECT * FROM critique_audit_summary")
+    _table(wh, "designs (tables design, design_render; log design_perturbation_op)",
+           "SELECT CASE WHEN d.is_perturbed THEN 'perturbed' ELSE 'base' END AS kind, count(*) AS designs,"
+           " count(r.design_id) AS rendered FROM design d LEFT JOIN design_render r USING (design_id) GROUP BY ALL ORDER BY ALL")
+    _table(wh, "perturbation operations", "SELECT op, count(*) AS n FROM design_perturbation_op GROUP BY ALL ORDER BY ALL")
+    _table(wh, "rejected design records (table design_source_read)",
+           "SELECT reason_code, count(*) AS n FROM design_source_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
     _table(wh, "exported files (table export_file)", "SELECT dataset, path, n_rows FROM export_file ORDER BY dataset, path")
     print(f"\nwarehouse: {wh.path}")
     print(
@@ -154,6 +160,7 @@ def run_sql(config_file: str | None, sql: str) -> int:
 
 
 def make_sample(out: str) -> int:
+    from sample.design_fixture import build_design_fixture
     from sample.make_corpus import build_corpus
     from sample.reddit_fixture import write_fixture
 
@@ -161,6 +168,9 @@ def make_sample(out: str) -> int:
     print(f"sample corpus written to {Path(out).resolve()}: {json.dumps(summary.get('counts', {}), sort_keys=True)}")
     reddit = write_fixture(Path(out) / "reddit")
     print(f"sample Reddit archive written to {(Path(out) / 'reddit').resolve()}: {json.dumps(reddit.get('counts', reddit), sort_keys=True, default=str)}")
+    designs = build_design_fixture(Path(out) / "designs")
+    print(f"sample Crello designs written to {(Path(out) / 'designs').resolve()}: {len(designs['designs'])} designs (v4 and v5),"
+          f" {len(designs['broken'])} broken records")
     return 0
 
 

@@ -16,6 +16,7 @@ import yaml
 from dagster_aws.s3 import S3Resource
 
 from assets.critique_canvas import CritiqueSettings
+from assets.design_settings import DesignSettings
 from assets.lib.sources import is_url
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.settings import PoolSettings
@@ -31,6 +32,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
 SECTIONS = {
     "warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api", "models", "critique",
+    "designs",
 }
 
 
@@ -86,6 +88,9 @@ def load_config(path: Path) -> dict[str, Any]:
     audit = canvas["audit"] = dict(canvas.get("audit") or {})
     audit["sheet_dir"] = resolve(audit.get("sheet_dir") or "data/audit/critique_canvas")
     audit["returned_dir"] = resolve(audit.get("returned_dir") or str(Path(audit["sheet_dir"]) / "returned"))
+    designs = config["designs"]
+    for key in ("folders", "parquet", "font_dirs"):
+        designs[key] = [resolve(p) for p in designs.get(key) or []]
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config
@@ -107,6 +112,7 @@ def build_resources(config: dict[str, Any]) -> dict[str, Any]:
             "reddit_api": RedditApiResource(**config["reddit_api"]),
             "model_providers": ModelProvidersResource(**config["models"]),
             "critique": CritiqueSettings(**config["critique"]),
+            "designs": DesignSettings(**config["designs"]),
         }
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -36,6 +36,12 @@ critique_canvas_job = define_asset_job(
     " cost model calls), the split, the audit sample and report, and the export. Not scheduled: it spends API budget.",
 )
 
+design_aesthetics_job = define_asset_job(
+    name="design_aesthetics_job",
+    selection=AssetSelection.groups("design_aesthetics").upstream(),
+    description="AesEval-style designs: read Crello records, perturb them (seeded, logged), render every design.",
+)
+
 full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
     selection=AssetSelection.all(),

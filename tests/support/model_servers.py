@@ -5,21 +5,30 @@ wire format, never against mocks and never against the internet. One server answ
 
 - ``POST /v1/chat/completions`` (``Authorization: Bearer <key>``) answers a ``chat.completion`` object;
 - ``POST /v1beta/models/{model}:generateContent`` (``x-goog-api-key: <key>``) answers a
-  ``GenerateContentResponse`` (``candidates``, ``usageMetadata``, ``modelVersion``).
+  ``GenerateContentResponse`` (``candidates``, ``usageMetadata``, ``modelVersion``);
+- ``POST /v1/images/edits`` (OpenAI images edit, a multipart form with the image file and the prompt) answers
+  ``{"created": ..., "data": [{"b64_json": <PNG>}]}``, and a ``generateContent`` request whose
+  ``responseModalities`` include ``IMAGE`` answers with an ``inlineData`` image part (Gemini image output).
+  Both edits are computed from the uploaded image by a pluggable ``image_editor(image, prompt) -> PNG``
+  (default ``invert_named_region``: inverts the half of the image the prompt names), never a canned picture.
 
 The answer text comes from a pluggable ``responder(request_json) -> str``, so a test can compute the model's
 answer from what the client actually sent (the ``wire_*`` helpers read images, prompts and the requested
 schema from either wire format). Failures can be injected per path, per body substring and per Nth matching
 request: an HTTP status (429/5xx with ``Retry-After``), a reply slower than the client's timeout, a body that
 is not JSON, a body cut off mid-JSON, and a well-formed reply whose *content* is malformed JSON (for the call
-layer's repair path). Every request is recorded (path, headers without credentials, JSON body); an optional
-fixed latency per request serves the throughput benchmark. Requests to paths the server does not serve fail
+layer's repair path); for the image answers also ``NO_IMAGE`` (a well-formed answer without an image), and
+``MALFORMED_CONTENT`` there sends image data that does not decode as an image. Every request is recorded (path,
+headers without credentials, JSON body or parsed multipart form); an optional fixed latency per request serves
+the throughput benchmark. Requests to paths the server does not serve fail
 the test when the ``with`` block ends.
 """
 
 from __future__ import annotations
 
 import base64
+import email.policy
+import io
 import itertools
 import json
 import math
@@ -28,14 +37,19 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from email.parser import BytesParser
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from PIL import Image, ImageOps
+
 OPENAI = "openai"
 GEMINI = "gemini"
+OPENAI_IMAGES = "openai_images"
 OPENAI_PATH = "/v1/chat/completions"
+OPENAI_IMAGES_PATH = "/v1/images/edits"
 _GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):generateContent$")
 GEMINI_IMAGE_TOKENS = 258
 """Tokens the server charges per image (Gemini's figure for an image of up to 384 px a side)."""
@@ -47,11 +61,18 @@ NOT_JSON = "not_json"
 TRUNCATED_BODY = "truncated_body"
 """Injected: 200 whose JSON body is cut off halfway (Content-Length matches what is sent)."""
 MALFORMED_CONTENT = "malformed_content"
-"""Injected: a well-formed API reply whose answer text is ``content`` (default: the responder's text cut in half)."""
+"""Injected: a well-formed API reply whose answer text is ``content`` (default: the responder's text cut in half);
+on the image answers, image data that is not an image: ``content`` sent verbatim as the base64 field (so it can be
+invalid base64), default the base64 of the edited PNG cut in half."""
+NO_IMAGE = "no_image"
+"""Injected (image answers only): a well-formed reply without an image: OpenAI ``"data": []``; Gemini a text part
+only (``content``, default a refusal sentence), as a model that declines an edit answers."""
 
 _SECRET_HEADERS = frozenset({"authorization", "x-goog-api-key", "api-key"})
 
 Responder = Callable[[dict[str, Any]], str]
+ImageEdit = Callable[[bytes, str], bytes]
+"""``(uploaded image bytes, prompt) -> edited image bytes``: what the image answers carry."""
 
 
 def gemini_path(model: str) -> str:
@@ -67,9 +88,10 @@ class InjectedFailure:
     (e.g. a schema name or a prompt fragment). The first ``skip`` matching requests are answered normally, the
     next ``times`` (``None``: all the rest) get ``response``: an HTTP status (sent with an API-style error body
     and, when set, ``Retry-After: retry_after``) or one of ``SLOW``, ``NOT_JSON``, ``TRUNCATED_BODY``,
-    ``MALFORMED_CONTENT``. ``retry_info_s`` adds a ``google.rpc.RetryInfo`` ``retryDelay`` to a Gemini error body
-    (how the real Gemini API says when to come back); ``delay_s`` is how long ``SLOW`` waits. Failures are tried
-    in list order and a request taken by one is not counted by the later ones.
+    ``MALFORMED_CONTENT``, or (image answers only) ``NO_IMAGE``. ``retry_info_s`` adds a
+    ``google.rpc.RetryInfo`` ``retryDelay`` to a Gemini error body (how the real Gemini API says when to come
+    back); ``delay_s`` is how long ``SLOW`` waits. Failures are tried in list order and a request taken by one
+    is not counted by the later ones.
     """
 
     response: int | str
@@ -121,13 +143,17 @@ def _b64decode_any(data: str) -> bytes:
 
 
 def wire_api(body: Mapping[str, Any]) -> str:
-    """Which API a request body belongs to."""
-    return GEMINI if "contents" in body else OPENAI
+    """Which API a request body belongs to (an images-edit form is recorded with its files under ``files``)."""
+    if "contents" in body:
+        return GEMINI
+    return OPENAI_IMAGES if "files" in body and "messages" not in body else OPENAI
 
 
 def wire_images(body: Mapping[str, Any]) -> list[tuple[str, bytes]]:
     """``(mime type, bytes)`` of every inline image in the request, in order."""
     images: list[tuple[str, bytes]] = []
+    if wire_api(body) == OPENAI_IMAGES:
+        return [(file["content_type"], base64.b64decode(file["data"])) for file in body["files"] if file["field"].startswith("image")]
     if wire_api(body) == GEMINI:
         for content in body.get("contents", []):
             for part in content.get("parts", []):
@@ -154,6 +180,8 @@ def _texts(parts: Any) -> list[str]:
 
 def wire_system(body: Mapping[str, Any]) -> str:
     """The system prompt (OpenAI ``system``/``developer`` messages, Gemini ``systemInstruction``)."""
+    if wire_api(body) == OPENAI_IMAGES:
+        return ""
     if wire_api(body) == GEMINI:
         instruction = body.get("systemInstruction") or body.get("system_instruction") or {}
         return "\n".join(_texts(instruction.get("parts")))
@@ -166,7 +194,9 @@ def wire_system(body: Mapping[str, Any]) -> str:
 
 
 def wire_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the user turns."""
+    """The text of the user turns (the ``prompt`` field of an images-edit form)."""
+    if wire_api(body) == OPENAI_IMAGES:
+        return str(body.get("prompt", ""))
     if wire_api(body) == GEMINI:
         turns = [content for content in body.get("contents", []) if content.get("role", "user") == "user"]
         return "\n".join(text for content in turns for text in _texts(content.get("parts")))
@@ -183,7 +213,7 @@ def wire_schema(body: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | N
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
         return (schema.get("title") if isinstance(schema, Mapping) else None), schema
     response_format = body.get("response_format") or {}
-    if response_format.get("type") != "json_schema":
+    if not isinstance(response_format, Mapping) or response_format.get("type") != "json_schema":
         return None, None
     spec = response_format.get("json_schema") or {}
     return spec.get("name"), spec.get("schema")
@@ -198,6 +228,78 @@ def echo_responder(body: dict[str, Any]) -> str:
 
 def _approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
+
+
+def wire_wants_image(body: Mapping[str, Any]) -> bool:
+    """Whether a Gemini request asks for image output (``IMAGE`` among ``responseModalities``)."""
+    config = body.get("generationConfig") or body.get("generation_config") or {}
+    modalities = config.get("responseModalities") or config.get("response_modalities") or []
+    return any(str(modality).upper() == "IMAGE" for modality in modalities)
+
+
+def parse_multipart_form(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A ``multipart/form-data`` body as the server records it: text fields by name (a repeated name keeps the
+    last), and ``files``: one ``{"field", "filename", "content_type", "data"}`` per uploaded file, ``data`` in
+    base64 so the record stays JSON. Raises ValueError when the body is not a multipart form."""
+    if not content_type.lower().startswith("multipart/form-data") or "boundary=" not in content_type:
+        raise ValueError(f"not a multipart form (Content-Type {content_type[:60]!r})")
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + raw
+    )
+    if not message.is_multipart():
+        raise ValueError("multipart body has no parts")
+    form: dict[str, Any] = {"files": []}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            raise ValueError("form part without a name")
+        payload = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is None:
+            form[str(name)] = payload.decode("utf-8")
+            continue
+        form["files"].append(
+            {
+                "field": str(name),
+                "filename": filename,
+                "content_type": part.get_content_type(),
+                "data": base64.b64encode(payload).decode("ascii"),
+            }
+        )
+    return form
+
+
+_REGIONS = {
+    "left half": lambda w, h: (0, 0, w // 2, h),
+    "right half": lambda w, h: (w // 2, 0, w, h),
+    "top half": lambda w, h: (0, 0, w, h // 2),
+    "bottom half": lambda w, h: (0, h // 2, w, h),
+}
+
+
+def named_region(prompt: str, width: int, height: int) -> tuple[int, int, int, int]:
+    """The box ``(left, top, right, bottom)`` a prompt names: the first of "left half", "right half", "top half",
+    "bottom half" it mentions (case-insensitive), else the whole image."""
+    lowered = prompt.lower()
+    found = [(lowered.find(name), name) for name in _REGIONS if name in lowered]
+    if not found:
+        return (0, 0, width, height)
+    return _REGIONS[min(found)[1]](width, height)
+
+
+def invert_named_region(image: bytes, prompt: str) -> bytes:
+    """Default edit: the uploaded image with the colours of the region the prompt names inverted (alpha kept),
+    as PNG. Deterministic, and visibly computed from the input, so a test can check the exact pixels."""
+    with Image.open(io.BytesIO(image)) as source:
+        picture = source.convert("RGBA")
+    box = named_region(prompt, *picture.size)
+    region = picture.crop(box)
+    red, green, blue, alpha = region.split()
+    inverted = ImageOps.invert(Image.merge("RGB", (red, green, blue)))
+    picture.paste(Image.merge("RGBA", (*inverted.split(), alpha)), box[:2])
+    out = io.BytesIO()
+    picture.save(out, format="PNG", optimize=False)
+    return out.getvalue()
 
 
 # --- the server -----------------------------------------------------------------------------------------
@@ -249,7 +351,9 @@ class ModelApiServer:
     ``openai_key`` / ``gemini_key`` are the only credentials accepted (otherwise 401 for OpenAI and 400
     ``INVALID_ARGUMENT`` for Gemini, as the real services answer). ``latency_s`` delays every answer (requests
     are served concurrently). ``model_suffix`` is appended to the requested model in the reported model name,
-    so tests can tell the server's report from the request.
+    so tests can tell the server's report from the request. ``image_editor`` computes the image answers from
+    the uploaded image and the prompt; ``gemini_thought_images`` puts a "thought" text and draft image (the
+    unedited upload) before a Gemini image answer, as thinking image models do.
     """
 
     def __init__(
@@ -261,8 +365,12 @@ class ModelApiServer:
         gemini_key: str = "loopback-gemini-key",
         latency_s: float = 0.0,
         model_suffix: str = "-loopback-001",
+        image_editor: ImageEdit = invert_named_region,
+        gemini_thought_images: bool = False,
     ) -> None:
         self.responder = responder
+        self.image_editor = image_editor
+        self.gemini_thought_images = gemini_thought_images
         self.failures = list(failures)
         self.openai_key = openai_key
         self.gemini_key = gemini_key
@@ -312,7 +420,7 @@ class ModelApiServer:
             raise AssertionError(f"ModelApiServer got requests it does not serve: {self.problems}")
 
     def requests_to(self, api: str) -> list[RecordedRequest]:
-        """Recorded requests for ``api`` (``OPENAI`` / ``GEMINI``), in arrival order."""
+        """Recorded requests for ``api`` (``OPENAI`` / ``GEMINI`` / ``OPENAI_IMAGES``), in arrival order."""
         with self._lock:
             return [request for request in self.requests if request.api == api]
 
@@ -322,14 +430,17 @@ class ModelApiServer:
         path = urlsplit(target).path
         lowered = {name.lower(): value for name, value in headers.items()}
         gemini = _GEMINI_PATH.match(path)
-        api = OPENAI if path == OPENAI_PATH else GEMINI if gemini else None
+        api = OPENAI if path == OPENAI_PATH else OPENAI_IMAGES if path == OPENAI_IMAGES_PATH else GEMINI if gemini else None
         try:
-            body = json.loads(raw) if raw else None
+            if api == OPENAI_IMAGES:
+                body = parse_multipart_form(lowered.get("content-type", ""), raw)
+            else:
+                body = json.loads(raw) if raw else None
         except ValueError:
             body = None
         authorized = (
             lowered.get("authorization") == f"Bearer {self.openai_key}"
-            if api == OPENAI
+            if api in (OPENAI, OPENAI_IMAGES)
             else lowered.get("x-goog-api-key") == self.gemini_key
         )
         try:
@@ -363,15 +474,18 @@ class ModelApiServer:
                 self.problems.append(f"{method} {path}")
             return _Reply.json({"error": {"message": f"no route for {method} {path}"}}, status=404), "unknown"
         if not isinstance(body, dict):
+            what = "a multipart form" if api == OPENAI_IMAGES else "a JSON object"
             with self._lock:
-                self.problems.append(f"{method} {path}: body is not a JSON object")
-            return self._error(api, 400, "request body is not a JSON object"), "bad_request"
+                self.problems.append(f"{method} {path}: body is not {what}")
+            return self._error(api, 400, f"request body is not {what}"), "bad_request"
         if not authorized:
-            if api == OPENAI:
+            if api in (OPENAI, OPENAI_IMAGES):
                 return self._error(api, 401, "Incorrect API key provided."), "unauthorized"
             return self._error(api, 400, "API key not valid. Please pass a valid API key."), "unauthorized"
         failure = self._take_failure(path, raw)
         model = model if api == GEMINI else str(body.get("model", ""))
+        if api == OPENAI_IMAGES or (api == GEMINI and wire_wants_image(body)):
+            return self._route_image(api, model, body, failure)
         if failure is None:
             return self._success(api, model, body, self.responder(body)), "ok"
         kind = failure.response
@@ -396,6 +510,87 @@ class ModelApiServer:
             return self._success(api, model, body, text), kind
         raise ValueError(f"unknown injected failure {kind!r}")
 
+    def _route_image(self, api: str, model: str, body: dict[str, Any], failure: InjectedFailure | None) -> tuple[_Reply, str]:
+        """An images-edit or Gemini image-output request: the edit of the first uploaded image, or the failure."""
+        images = wire_images(body)
+        if not images:
+            return self._error(api, 400, "an image edit needs an input image"), "bad_request"
+        prompt = wire_user_text(body)
+        kind = failure.response if failure is not None else None
+        if isinstance(kind, int):
+            assert failure is not None
+            headers = {"Retry-After": failure.retry_after} if failure.retry_after is not None else {}
+            return self._error(api, kind, f"injected {kind}", headers, failure.retry_info_s), str(kind)
+        if kind == NOT_JSON:
+            html = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+            return _Reply(200, html, {"Content-Type": "text/html; charset=utf-8"}), kind
+        if kind == NO_IMAGE:
+            assert failure is not None
+            return self._image_success(api, model, body, None, failure.content or "I cannot make this edit."), kind
+        edited = self.image_editor(images[0][1], prompt)
+        if kind == MALFORMED_CONTENT:
+            assert failure is not None
+            cut = base64.b64encode(edited[: len(edited) // 2]).decode("ascii")
+            return self._image_success(api, model, body, failure.content if failure.content is not None else cut, None), kind
+        reply = self._image_success(api, model, body, edited, "Here is the edited image." if api == GEMINI else None)
+        if kind == TRUNCATED_BODY:
+            return _Reply(200, reply.body[: len(reply.body) // 2], reply.headers), kind
+        if kind == SLOW:
+            assert failure is not None
+            reply.delay_s = failure.delay_s
+            return reply, kind
+        if kind is not None:
+            raise ValueError(f"unknown injected failure {kind!r}")
+        return reply, "ok"
+
+    def _image_success(
+        self, api: str, model: str, body: dict[str, Any], image: bytes | str | None, text: str | None
+    ) -> _Reply:
+        """The answer carrying ``image`` (PNG bytes, or the base64 field verbatim; None: no image) and, for Gemini,
+        ``text`` (and, with ``gemini_thought_images``, the uploaded image first as a "thought" draft)."""
+        text_tokens = _approx_tokens(wire_user_text(body))
+        image_tokens = GEMINI_IMAGE_TOKENS * len(wire_images(body))
+        prompt_tokens = text_tokens + image_tokens
+        output_tokens = (GEMINI_IMAGE_TOKENS if image is not None else 0) + _approx_tokens(text or "")
+        encoded = base64.b64encode(image).decode("ascii") if isinstance(image, bytes) else image
+        if api == OPENAI_IMAGES:
+            return _Reply.json(
+                {
+                    "created": int(time.time()),
+                    "data": [{"b64_json": encoded}] if encoded is not None else [],
+                    "output_format": "png",
+                    "usage": {
+                        "input_tokens": prompt_tokens,
+                        "input_tokens_details": {"image_tokens": image_tokens, "text_tokens": text_tokens},
+                        "output_tokens": output_tokens,
+                        "total_tokens": prompt_tokens + output_tokens,
+                    },
+                }
+            )
+        parts: list[dict[str, Any]] = []
+        if self.gemini_thought_images:
+            draft_mime, draft = wire_images(body)[0]
+            parts += [
+                {"text": "Planning the edit.", "thought": True},
+                {"inlineData": {"mimeType": draft_mime, "data": base64.b64encode(draft).decode("ascii")}, "thought": True},
+            ]
+        if text:
+            parts.append({"text": text})
+        if encoded is not None:
+            parts.append({"inlineData": {"mimeType": "image/png", "data": encoded}})
+        return _Reply.json(
+            {
+                "candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {
+                    "promptTokenCount": prompt_tokens,
+                    "candidatesTokenCount": output_tokens,
+                    "totalTokenCount": prompt_tokens + output_tokens,
+                },
+                "modelVersion": f"{model}{self.model_suffix}",
+                "responseId": f"loopback-{next(self._ids)}",
+            }
+        )
+
     def _take_failure(self, path: str, raw: bytes) -> InjectedFailure | None:
         text = raw.decode("utf-8", "replace")
         with self._lock:
@@ -415,7 +610,7 @@ class ModelApiServer:
         self, api: str, status: int, message: str, headers: Mapping[str, str] | None = None, retry_info_s: float | None = None
     ) -> _Reply:
         phrase = HTTPStatus(status).phrase.upper().replace(" ", "_") if status in HTTPStatus._value2member_map_ else "UNKNOWN"
-        if api == OPENAI:
+        if api in (OPENAI, OPENAI_IMAGES):
             kind = "rate_limit_exceeded" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
             return _Reply.json({"error": {"message": message, "type": kind, "param": None, "code": None}}, status, headers)
         google_status = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}

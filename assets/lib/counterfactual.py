@@ -1,0 +1,427 @@
+"""Counterfactual edit pairs: the spec of one edit, the prompt sent to the edit model, the stored result, its
+manual check, and the pair-level figures.
+
+After AesCanvas ("Culture-Grounded Counterfactual Sensitivity", S2.2.2 and S3.2.3): a source image whose
+answer is decided by one visual cue is edited so that only that cue is swapped for one that fits the use
+scenario, which should flip the intended answer (the paper builds 36 such No-to-Yes pairs with an image-edit
+model, asks the edit to keep the medium, composition, palette, viewpoint and everything else, and checks
+every edit by hand, regenerating the failures). The edited image is a *synthetic diagnostic*: it never
+revises the source's own label and never joins an accuracy split, so every record says so (``synthetic``,
+``kind``) and ``guard_natural`` stops one from slipping into an export of natural images.
+
+Specs come from a CSV sheet written by people; rows are numbered as a spreadsheet shows them (the header is
+row 1) so an error points at the cell to fix. Nothing here calls a model or touches the warehouse.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TextIO
+
+from warehouse.ids import digest_of, entity_id
+
+KIND = "counterfactual_edit"
+DEFAULT_LABELS = ("No", "Yes")
+PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+CHECK_STATES = (PENDING, APPROVED, REJECTED)
+TRANSITIONS: Mapping[str, frozenset[str]] = {
+    PENDING: frozenset({APPROVED, REJECTED}),
+    # A later look may still find a second, unintended change in an approved edit.
+    APPROVED: frozenset({REJECTED}),
+    # Final: a failed edit is regenerated, and a new output is a new record (its id hashes the output).
+    REJECTED: frozenset(),
+}
+PROMPT_VERSION = "cf-edit-v1"
+SPEC_COLUMNS = ("source_id", "decisive_cue", "instruction", "original_label", "intended_label")
+MAX_CUE_CHARS = 300
+MAX_INSTRUCTION_CHARS = 4000
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+# --- the spec -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterfactualSpec:
+    """One planned edit: in ``source_id``'s image, change ``decisive_cue`` as ``instruction`` says, so that the
+    answer should move from ``original_label`` to ``intended_label`` (the use scenario stays the same)."""
+
+    source_id: str
+    decisive_cue: str
+    instruction: str
+    original_label: str
+    intended_label: str
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; ``problems`` lists ``(field, what is wrong)``."""
+
+    reason_code = "invalid_counterfactual_spec"
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(f"{name}: {text}" for name, text in self.problems))
+
+
+def _clean(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def _check_labels(labels: Sequence[str]) -> tuple[str, ...]:
+    cleaned = tuple(_clean(label) for label in labels)
+    if len(cleaned) < 2 or any(not label for label in cleaned) or len({label.lower() for label in cleaned}) != len(cleaned):
+        raise ValueError(f"labels must be at least two distinct non-empty names, not {list(labels)!r}")
+    return cleaned
+
+
+def _canonical_label(value: str, labels: tuple[str, ...]) -> str | None:
+    by_lower = {label.lower(): label for label in labels}
+    return by_lower.get(_clean(value).lower())
+
+
+def spec_problems(spec: CounterfactualSpec, labels: Sequence[str] = DEFAULT_LABELS) -> list[tuple[str, str]]:
+    """Everything wrong with ``spec`` as ``(field, message)``; empty when it is usable."""
+    allowed = _check_labels(labels)
+    problems: list[tuple[str, str]] = []
+    if not _clean(spec.source_id):
+        problems.append(("source_id", "is empty"))
+    cue, instruction = _clean(spec.decisive_cue), _clean(spec.instruction)
+    if not cue:
+        problems.append(("decisive_cue", "is empty (name the one visual cue the edit changes)"))
+    elif len(cue) > MAX_CUE_CHARS:
+        problems.append(("decisive_cue", f"has {len(cue)} characters; at most {MAX_CUE_CHARS} (name one cue, briefly)"))
+    if not instruction:
+        problems.append(("instruction", "is empty (say what the cue becomes)"))
+    elif len(instruction) > MAX_INSTRUCTION_CHARS:
+        problems.append(("instruction", f"has {len(instruction)} characters; at most {MAX_INSTRUCTION_CHARS}"))
+    original = _canonical_label(spec.original_label, allowed)
+    intended = _canonical_label(spec.intended_label, allowed)
+    for name, value, canonical in (("original_label", spec.original_label, original), ("intended_label", spec.intended_label, intended)):
+        if canonical is None:
+            problems.append((name, f"{value!r} is not one of {', '.join(allowed)}"))
+    if original is not None and original == intended:
+        problems.append(("intended_label", f"equals original_label ({original}); a counterfactual edit must change the answer"))
+    return problems
+
+
+def validate_spec(spec: CounterfactualSpec, labels: Sequence[str] = DEFAULT_LABELS) -> CounterfactualSpec:
+    """``spec`` with whitespace collapsed and labels spelled as in ``labels``; raises SpecError naming every
+    bad field."""
+    problems = spec_problems(spec, labels)
+    if problems:
+        raise SpecError(problems)
+    allowed = _check_labels(labels)
+    return CounterfactualSpec(
+        source_id=_clean(spec.source_id),
+        decisive_cue=_clean(spec.decisive_cue),
+        instruction=_clean(spec.instruction),
+        original_label=_canonical_label(spec.original_label, allowed) or "",
+        intended_label=_canonical_label(spec.intended_label, allowed) or "",
+    )
+
+
+def _spec_value(spec: CounterfactualSpec) -> dict[str, str]:
+    return {
+        "source_id": spec.source_id,
+        "decisive_cue": spec.decisive_cue,
+        "instruction": spec.instruction,
+        "original_label": spec.original_label,
+        "intended_label": spec.intended_label,
+    }
+
+
+# --- the prompt -----------------------------------------------------------------------------------------
+
+
+def edit_prompt(spec: CounterfactualSpec) -> str:
+    """The instruction sent to the edit model (version ``PROMPT_VERSION``): change the named cue and nothing
+    else. The labels and the use scenario are deliberately left out, so the model edits what it is told to
+    rather than steering the whole picture towards a verdict."""
+    cue, instruction = _clean(spec.decisive_cue), _clean(spec.instruction)
+    if not cue or not instruction:
+        raise SpecError([(name, "is empty") for name, value in (("decisive_cue", cue), ("instruction", instruction)) if not value])
+    if instruction[-1] not in ".!?":
+        instruction += "."
+    return (
+        "Edit this image so that exactly one thing in it changes.\n"
+        f"The element to change: {cue}.\n"
+        f"The change: {instruction}\n"
+        "Everything the change does not name stays as it is: the framing and composition, the viewpoint, the "
+        "medium and rendering style (photograph, painting, illustration or render), the colour palette and "
+        "lighting, and the identity, face, pose and clothing of every person, animal and object not named above. "
+        "Do not crop, extend or re-frame the picture, and add no text, captions, borders, logos or watermarks. "
+        "The result should read as the same image with only the named element changed."
+    )
+
+
+# --- the result -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckEvent:
+    """One manual-check decision, kept on the record so its history travels with it."""
+
+    from_state: str
+    to_state: str
+    reviewer: str
+    note: str
+
+
+@dataclass(frozen=True)
+class CounterfactualRecord:
+    """An edited image as stored: derived from ``source_id`` (image ``source_sha256``), made by ``model`` from
+    ``prompt``; always ``synthetic`` and of kind ``counterfactual_edit`` (neither can be set otherwise). It
+    joins the diagnostic only once ``manual_check`` is ``approved``."""
+
+    record_id: str
+    source_id: str
+    source_sha256: str
+    decisive_cue: str
+    instruction: str
+    original_label: str
+    intended_label: str
+    prompt: str
+    prompt_version: str
+    provider: str
+    model: str
+    provider_model: str | None
+    seed: int | None
+    output_sha256: str
+    output_mime: str
+    manual_check: str = PENDING
+    checked_by: str | None = None
+    check_note: str | None = None
+    history: tuple[CheckEvent, ...] = ()
+    synthetic: bool = field(default=True, init=False)
+    kind: str = field(default=KIND, init=False)
+
+    def __post_init__(self) -> None:
+        if self.manual_check not in CHECK_STATES:
+            raise ValueError(f"manual_check must be one of {CHECK_STATES}, not {self.manual_check!r}")
+
+    @property
+    def spec(self) -> CounterfactualSpec:
+        return CounterfactualSpec(self.source_id, self.decisive_cue, self.instruction, self.original_label, self.intended_label)
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat row for the warehouse (history as a list of dicts)."""
+        row = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "history"}
+        row["history"] = [vars(event).copy() for event in self.history]
+        return row
+
+
+def counterfactual_id(source_sha256: str, spec: CounterfactualSpec, model: str, output_sha256: str) -> str:
+    """Content-derived id: the same source bytes, spec, model and output bytes always give the same id, and a
+    regenerated edit (new output) a new one."""
+    return entity_id(
+        KIND, digest_of({"source_sha256": source_sha256, "spec": _spec_value(spec), "model": model, "output_sha256": output_sha256})
+    )
+
+
+def edit_record(
+    spec: CounterfactualSpec,
+    *,
+    source_sha256: str,
+    output_sha256: str,
+    output_mime: str,
+    provider: str,
+    model: str,
+    provider_model: str | None = None,
+    seed: int | None = None,
+    labels: Sequence[str] = DEFAULT_LABELS,
+) -> CounterfactualRecord:
+    """The record of a finished edit, pending its manual check. The spec is validated (SpecError) and the
+    prompt rebuilt from it, so the stored prompt is exactly the one ``edit_prompt`` sends."""
+    spec = validate_spec(spec, labels)
+    problems = [
+        (name, f"{value!r} is not a lower-case hex sha256")
+        for name, value in (("source_sha256", source_sha256), ("output_sha256", output_sha256))
+        if not _SHA256.match(value or "")
+    ]
+    if source_sha256 == output_sha256 and not problems:
+        problems.append(("output_sha256", "equals source_sha256: the edit returned the source unchanged"))
+    if not (output_mime or "").startswith("image/"):
+        problems.append(("output_mime", f"{output_mime!r} is not an image type"))
+    if not _clean(model):
+        problems.append(("model", "is empty"))
+    if not _clean(provider):
+        problems.append(("provider", "is empty"))
+    if problems:
+        raise SpecError(problems)
+    return CounterfactualRecord(
+        record_id=counterfactual_id(source_sha256, spec, model, output_sha256),
+        source_id=spec.source_id,
+        source_sha256=source_sha256,
+        decisive_cue=spec.decisive_cue,
+        instruction=spec.instruction,
+        original_label=spec.original_label,
+        intended_label=spec.intended_label,
+        prompt=edit_prompt(spec),
+        prompt_version=PROMPT_VERSION,
+        provider=provider,
+        model=model,
+        provider_model=provider_model,
+        seed=seed,
+        output_sha256=output_sha256,
+        output_mime=output_mime,
+    )
+
+
+class CheckTransitionError(ValueError):
+    """A manual-check change the rules do not allow."""
+
+    reason_code = "invalid_manual_check_transition"
+
+
+def transition(record: CounterfactualRecord, to_state: str, *, reviewer: str, note: str = "") -> CounterfactualRecord:
+    """``record`` with its manual check moved to ``to_state``.
+
+    Rules: pending -> approved or rejected; approved -> rejected; rejected is final (regenerate the edit
+    instead). Every decision names its reviewer, and a rejection says why (``note``). Asking for the state the
+    record is already in returns it unchanged, so re-reading the same review sheet is harmless.
+    """
+    if to_state not in CHECK_STATES:
+        raise CheckTransitionError(f"{record.record_id}: unknown manual_check state {to_state!r}; expected one of {CHECK_STATES}")
+    if to_state == record.manual_check:
+        return record
+    if to_state not in TRANSITIONS[record.manual_check]:
+        allowed = ", ".join(sorted(TRANSITIONS[record.manual_check])) or "none (final)"
+        raise CheckTransitionError(
+            f"{record.record_id}: manual_check cannot go from {record.manual_check} to {to_state} (allowed: {allowed})"
+        )
+    reviewer, note = _clean(reviewer), _clean(note)
+    if not reviewer:
+        raise CheckTransitionError(f"{record.record_id}: a manual-check decision needs the reviewer's name")
+    if to_state == REJECTED and not note:
+        raise CheckTransitionError(f"{record.record_id}: a rejection needs a note saying what is wrong with the edit")
+    event = CheckEvent(record.manual_check, to_state, reviewer, note)
+    return replace(record, manual_check=to_state, checked_by=reviewer, check_note=note or None, history=(*record.history, event))
+
+
+class ExportMixError(ValueError):
+    """A synthetic counterfactual edit reached an export of natural images."""
+
+    reason_code = "synthetic_in_natural_export"
+
+
+def guard_natural(rows: Iterable[Mapping[str, Any]], id_key: str = "id") -> Iterator[Mapping[str, Any]]:
+    """Pass rows of a natural-image export through, raising ExportMixError at the first synthetic one (a row
+    whose ``synthetic`` is true or whose ``kind`` is ``counterfactual_edit``). Streams: one row at a time."""
+    for number, row in enumerate(rows, start=1):
+        if row.get("synthetic") or row.get("kind") == KIND:
+            raise ExportMixError(f"row {number} ({id_key}={row.get(id_key, row.get('record_id'))!r}) is a synthetic counterfactual edit")
+        yield row
+
+
+# --- pair-level figures ---------------------------------------------------------------------------------
+
+CORRECT, REVERSE, UNCHANGED = "correct", "reverse", "unchanged"
+
+
+def directional_update(spec: CounterfactualSpec, on_original: str, on_edit: str) -> str:
+    """How one model's answers moved across a pair: ``correct`` (original_label on the source, intended_label on
+    the edit: both right), ``reverse`` (intended_label on the source, original_label on the edit: moved the
+    wrong way), ``unchanged`` otherwise."""
+    original, edited = _clean(on_original).lower(), _clean(on_edit).lower()
+    if original == spec.original_label.lower() and edited == spec.intended_label.lower():
+        return CORRECT
+    if original == spec.intended_label.lower() and edited == spec.original_label.lower():
+        return REVERSE
+    return UNCHANGED
+
+
+@dataclass(frozen=True)
+class PairFigures:
+    """Per model over approved pairs: accuracy on the sources and on the edits, pair accuracy (both right),
+    correct and reverse updates, and the net correct update 100 * (correct - reverse) / pairs (percent)."""
+
+    pairs: int
+    original_accuracy: float
+    edited_accuracy: float
+    pair_accuracy: float
+    correct: int
+    reverse: int
+    net_correct_update: float
+
+
+def pair_figures(answers: Iterable[tuple[CounterfactualSpec, str, str]]) -> PairFigures:
+    """Figures from ``(spec, answer on the source, answer on the edit)`` per pair (streamed)."""
+    pairs = right_original = right_edit = correct = reverse = 0
+    for spec, on_original, on_edit in answers:
+        pairs += 1
+        right_original += _clean(on_original).lower() == spec.original_label.lower()
+        right_edit += _clean(on_edit).lower() == spec.intended_label.lower()
+        update = directional_update(spec, on_original, on_edit)
+        correct += update == CORRECT
+        reverse += update == REVERSE
+    if pairs == 0:
+        raise ValueError("pair_figures needs at least one pair")
+    return PairFigures(
+        pairs=pairs,
+        original_accuracy=100.0 * right_original / pairs,
+        edited_accuracy=100.0 * right_edit / pairs,
+        pair_accuracy=100.0 * correct / pairs,
+        correct=correct,
+        reverse=reverse,
+        net_correct_update=100.0 * (correct - reverse) / pairs,
+    )
+
+
+# --- the spec sheet -------------------------------------------------------------------------------------
+
+
+class SpecSheetError(ValueError):
+    """A spec sheet that cannot be read; names the sheet and every offending row."""
+
+    reason_code = "malformed_counterfactual_sheet"
+
+    def __init__(self, sheet: str, problems: Sequence[tuple[int | None, str]]) -> None:
+        self.sheet = sheet
+        self.problems = list(problems)
+        shown = "; ".join(f"row {row}: {text}" if row else text for row, text in self.problems[:20])
+        more = f" (and {len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
+        super().__init__(f"counterfactual sheet {sheet}: {shown}{more}")
+
+
+def parse_specs(stream: TextIO, sheet: str = "specs", labels: Sequence[str] = DEFAULT_LABELS) -> list[CounterfactualSpec]:
+    """The specs in a CSV sheet with columns ``SPEC_COLUMNS`` (others are ignored; blank rows skipped).
+
+    Read whole or not at all: any bad row raises SpecSheetError listing every problem with its spreadsheet row
+    (the header is row 1). The same source, cue and instruction twice is an error naming the earlier row.
+    """
+    allowed = _check_labels(labels)
+    reader = csv.reader(stream)  # not DictReader: it skips empty lines, which would shift every row number after them
+    header = [name.strip().lstrip("\ufeff") for name in next(reader, [])]
+    if not any(header):
+        raise SpecSheetError(sheet, [(1, f"the sheet is empty; row 1 must name the columns {', '.join(SPEC_COLUMNS)}")])
+    missing = [column for column in SPEC_COLUMNS if column not in header]
+    if missing:
+        raise SpecSheetError(sheet, [(1, f"missing column(s) {', '.join(missing)}; a spec sheet needs {', '.join(SPEC_COLUMNS)}")])
+    specs: list[CounterfactualSpec] = []
+    problems: list[tuple[int | None, str]] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for row_number, values in enumerate(reader, start=2):
+        if not any(value.strip() for value in values):
+            continue
+        if len(values) > len(header):
+            problems.append((row_number, f"{len(values) - len(header)} more cell(s) than the header has columns"))
+            continue
+        cells = dict(zip(header, values))
+        spec = CounterfactualSpec(*(cells.get(column, "") for column in SPEC_COLUMNS))
+        bad = spec_problems(spec, allowed)
+        if bad:
+            problems.append((row_number, "; ".join(f"{name} {text}" for name, text in bad)))
+            continue
+        spec = validate_spec(spec, allowed)
+        key = (spec.source_id, spec.decisive_cue.lower(), spec.instruction.lower())
+        if key in seen:
+            problems.append((row_number, f"repeats the edit of source {spec.source_id!r} on row {seen[key]}"))
+            continue
+        seen[key] = row_number
+        specs.append(spec)
+    if problems:
+        raise SpecSheetError(sheet, problems)
+    return specs

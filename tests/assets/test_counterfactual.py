@@ -1,0 +1,282 @@
+import io
+
+import pytest
+
+from assets.lib.counterfactual import (
+    APPROVED,
+    CORRECT,
+    KIND,
+    PENDING,
+    PROMPT_VERSION,
+    REJECTED,
+    REVERSE,
+    UNCHANGED,
+    CheckTransitionError,
+    CounterfactualRecord,
+    CounterfactualSpec,
+    ExportMixError,
+    SpecError,
+    SpecSheetError,
+    counterfactual_id,
+    directional_update,
+    edit_prompt,
+    edit_record,
+    guard_natural,
+    pair_figures,
+    parse_specs,
+    spec_problems,
+    transition,
+    validate_spec,
+)
+from warehouse.ids import sha256_hex
+
+HEADER = "source_id,decisive_cue,instruction,original_label,intended_label"
+SPEC = CounterfactualSpec(
+    source_id="ctx-0018",
+    decisive_cue="the distressing letter in the governess's hand",
+    instruction="Replace the letter with an open lesson book and have the children look at her",
+    original_label="No",
+    intended_label="Yes",
+)
+SOURCE_SHA = sha256_hex(b"source image bytes")
+OUTPUT_SHA = sha256_hex(b"edited image bytes")
+
+
+def _record(**changes):
+    fields = {
+        "source_sha256": SOURCE_SHA,
+        "output_sha256": OUTPUT_SHA,
+        "output_mime": "image/png",
+        "provider": "openai",
+        "model": "image-edit-model",
+        "provider_model": None,
+        "seed": 5,
+    }
+    fields.update(changes)
+    return edit_record(SPEC, **fields)
+
+
+# --- spec validation ------------------------------------------------------------------------------------
+
+
+def test_valid_spec_is_normalised():
+    spec = CounterfactualSpec("  ctx-1 ", " the  red\nlantern ", "make it a  paper lamp", "no", "YES")
+    assert spec_problems(spec) == []
+    assert validate_spec(spec) == CounterfactualSpec("ctx-1", "the red lantern", "make it a paper lamp", "No", "Yes")
+
+
+def test_invalid_spec_names_every_bad_field():
+    spec = CounterfactualSpec("", " ", "", "Maybe", "Yes")
+    with pytest.raises(SpecError) as caught:
+        validate_spec(spec)
+    fields = [name for name, _ in caught.value.problems]
+    assert fields == ["source_id", "decisive_cue", "instruction", "original_label"]
+    assert caught.value.reason_code == "invalid_counterfactual_spec"
+    assert "'Maybe' is not one of No, Yes" in str(caught.value)
+
+
+def test_labels_must_differ_and_come_from_the_given_set():
+    same = CounterfactualSpec("s", "cue", "do it", "Yes", "yes")
+    assert spec_problems(same) == [("intended_label", "equals original_label (Yes); a counterfactual edit must change the answer")]
+    graded = CounterfactualSpec("s", "cue", "do it", "unsuitable", "suitable")
+    assert spec_problems(graded) != []
+    assert validate_spec(graded, labels=("suitable", "unsuitable")).intended_label == "suitable"
+    with pytest.raises(ValueError, match="at least two distinct"):
+        spec_problems(graded, labels=("yes", "YES"))
+
+
+def test_overlong_cue_is_refused():
+    spec = CounterfactualSpec("s", "x" * 301, "do it", "No", "Yes")
+    assert spec_problems(spec) == [("decisive_cue", "has 301 characters; at most 300 (name one cue, briefly)")]
+
+
+# --- the prompt -----------------------------------------------------------------------------------------
+
+
+def test_prompt_names_the_cue_and_the_change_and_keeps_everything_else():
+    prompt = edit_prompt(SPEC)
+    lines = prompt.split("\n")
+    assert lines[1] == "The element to change: the distressing letter in the governess's hand."
+    assert lines[2] == "The change: Replace the letter with an open lesson book and have the children look at her."
+    for kept in ("composition", "viewpoint", "rendering style", "colour palette", "identity", "re-frame"):
+        assert kept in lines[3]
+    # The verdict and the labels are not the edit model's business.
+    assert "Yes" not in prompt and "No " not in prompt and "suitable" not in prompt
+    assert edit_prompt(validate_spec(CounterfactualSpec("s", "cue", "Do it!", "No", "Yes"))).count("Do it!\n") == 1
+
+
+def test_prompt_refuses_an_empty_cue():
+    with pytest.raises(SpecError, match="decisive_cue"):
+        edit_prompt(CounterfactualSpec("s", " ", "do it", "No", "Yes"))
+
+
+# --- the record -----------------------------------------------------------------------------------------
+
+
+def test_record_is_synthetic_pending_and_derived_from_its_source():
+    record = _record()
+    assert record.synthetic is True and record.kind == KIND == "counterfactual_edit"
+    assert record.manual_check == PENDING and record.checked_by is None and record.history == ()
+    assert record.source_id == "ctx-0018" and record.source_sha256 == SOURCE_SHA
+    assert (record.original_label, record.intended_label) == ("No", "Yes")
+    assert record.prompt == edit_prompt(SPEC) and record.prompt_version == PROMPT_VERSION
+    assert record.spec == SPEC
+    row = record.as_row()
+    assert row["synthetic"] is True and row["kind"] == KIND and row["history"] == [] and row["seed"] == 5
+    with pytest.raises(TypeError):
+        CounterfactualRecord(**{**row, "history": ()})  # synthetic and kind cannot be passed in
+
+
+def test_record_id_is_content_derived():
+    record = _record()
+    assert record.record_id == counterfactual_id(SOURCE_SHA, SPEC, "image-edit-model", OUTPUT_SHA)
+    assert record.record_id.startswith("counterfactual_edit:") and len(record.record_id) == len("counterfactual_edit:") + 64
+    assert _record(seed=99, provider_model="reported").record_id == record.record_id  # not part of the content
+    regenerated = _record(output_sha256=sha256_hex(b"second try"))
+    other_model = _record(model="another-model")
+    other_spec = edit_record(
+        CounterfactualSpec(SPEC.source_id, SPEC.decisive_cue, "Replace the letter with a toy", "No", "Yes"),
+        source_sha256=SOURCE_SHA, output_sha256=OUTPUT_SHA, output_mime="image/png", provider="openai", model="image-edit-model",
+    )
+    assert len({record.record_id, regenerated.record_id, other_model.record_id, other_spec.record_id}) == 4
+
+
+def test_record_refuses_bad_hashes_an_unchanged_output_and_bad_specs():
+    with pytest.raises(SpecError) as caught:
+        _record(source_sha256="ABC", output_mime="text/plain", model=" ")
+    assert [name for name, _ in caught.value.problems] == ["source_sha256", "output_mime", "model"]
+    with pytest.raises(SpecError, match="returned the source unchanged"):
+        _record(output_sha256=SOURCE_SHA)
+    with pytest.raises(SpecError, match="intended_label"):
+        edit_record(
+            CounterfactualSpec("s", "cue", "do it", "No", "No"),
+            source_sha256=SOURCE_SHA, output_sha256=OUTPUT_SHA, output_mime="image/png", provider="openai", model="m",
+        )
+
+
+# --- manual check ---------------------------------------------------------------------------------------
+
+
+def test_pending_to_approved_then_rejected_keeps_history():
+    approved = transition(_record(), APPROVED, reviewer=" ana ")
+    assert approved.manual_check == APPROVED and approved.checked_by == "ana" and approved.check_note is None
+    rejected = transition(approved, REJECTED, reviewer="ben", note="the child's face changed too")
+    assert rejected.manual_check == REJECTED and rejected.check_note == "the child's face changed too"
+    assert [(e.from_state, e.to_state, e.reviewer) for e in rejected.history] == [(PENDING, APPROVED, "ana"), (APPROVED, REJECTED, "ben")]
+    assert rejected.record_id == _record().record_id  # the check never changes what the record is
+    assert rejected.as_row()["history"][1] == {"from_state": APPROVED, "to_state": REJECTED, "reviewer": "ben",
+                                               "note": "the child's face changed too"}
+
+
+def test_forbidden_transitions():
+    rejected = transition(_record(), REJECTED, reviewer="ana", note="second cue changed")
+    with pytest.raises(CheckTransitionError, match="from rejected to approved \\(allowed: none \\(final\\)\\)"):
+        transition(rejected, APPROVED, reviewer="ben")
+    with pytest.raises(CheckTransitionError, match="from rejected to pending"):
+        transition(rejected, PENDING, reviewer="ben")
+    approved = transition(_record(), APPROVED, reviewer="ana")
+    with pytest.raises(CheckTransitionError, match="from approved to pending \\(allowed: rejected\\)"):
+        transition(approved, PENDING, reviewer="ben")
+    with pytest.raises(CheckTransitionError, match="unknown manual_check state 'done'"):
+        transition(_record(), "done", reviewer="ana")
+    with pytest.raises(CheckTransitionError, match="reviewer"):
+        transition(_record(), APPROVED, reviewer="  ")
+    with pytest.raises(CheckTransitionError, match="rejection needs a note"):
+        transition(_record(), REJECTED, reviewer="ana")
+    assert CheckTransitionError("x").reason_code == "invalid_manual_check_transition"
+
+
+def test_same_state_is_a_no_op():
+    approved = transition(_record(), APPROVED, reviewer="ana")
+    assert transition(approved, APPROVED, reviewer="ben") is approved
+    assert transition(_record(), PENDING, reviewer="") == _record()
+
+
+# --- exports --------------------------------------------------------------------------------------------
+
+
+def test_guard_natural_passes_natural_rows_and_stops_at_a_synthetic_one():
+    natural = [{"id": "img:1", "synthetic": False}, {"id": "img:2"}]
+    assert list(guard_natural(natural)) == natural
+    mixed = iter([*natural, _record().as_row(), {"id": "img:3"}])
+    guarded = guard_natural(mixed)
+    assert next(guarded)["id"] == "img:1" and next(guarded)["id"] == "img:2"  # streamed, one row at a time
+    with pytest.raises(ExportMixError, match="row 3 .*counterfactual_edit:"):
+        next(guarded)
+    with pytest.raises(ExportMixError, match="row 1 \\(id='x'\\)"):
+        list(guard_natural([{"id": "x", "kind": KIND, "synthetic": False}]))
+
+
+# --- pair figures ---------------------------------------------------------------------------------------
+
+
+def test_directional_update():
+    assert directional_update(SPEC, "No", "Yes") == CORRECT
+    assert directional_update(SPEC, " yes", "no ") == REVERSE
+    assert directional_update(SPEC, "No", "No") == UNCHANGED
+    assert directional_update(SPEC, "Yes", "Yes") == UNCHANGED
+    assert directional_update(SPEC, "", "Yes") == UNCHANGED  # no answer on the source is not a correct update
+
+
+def test_pair_figures_reproduce_the_papers_gpt_row():
+    # AesCanvas Table S7, GPT-5.2 on 36 pairs: Orig. 72.22, Edit 58.33, Pair 36.11, C/R 13/2, NCU 30.56. Those
+    # figures fix the mix: 13 both right, 2 reversed, 13 right only on the source (26 - 13), 8 right only on
+    # the edit (21 - 13).
+    answers = [(SPEC, "No", "Yes")] * 13 + [(SPEC, "Yes", "No")] * 2 + [(SPEC, "No", "No")] * 13 + [(SPEC, "Yes", "Yes")] * 8
+    figures = pair_figures(iter(answers))
+    assert figures.pairs == 36 and (figures.correct, figures.reverse) == (13, 2)
+    assert round(figures.original_accuracy, 2) == 72.22
+    assert round(figures.edited_accuracy, 2) == 58.33
+    assert round(figures.pair_accuracy, 2) == 36.11
+    assert round(figures.net_correct_update, 2) == 30.56
+    with pytest.raises(ValueError, match="at least one pair"):
+        pair_figures([])
+
+
+# --- the spec sheet -------------------------------------------------------------------------------------
+
+
+def test_parse_specs_reads_rows_ignores_extra_columns_and_blank_lines():
+    sheet = io.StringIO(
+        "\ufeffpair,source_id,decisive_cue,instruction,original_label,intended_label\n"
+        'CF01,ctx-1,"wafuku and tea props","Swap for hanfu, a Chinese tea set and mooncakes",no,yes\n'
+        "\n"
+        "CF02,ctx-2,the nettle,give the squirrel a flower,No,Yes\n"
+    )
+    specs = parse_specs(sheet)
+    assert specs == [
+        CounterfactualSpec("ctx-1", "wafuku and tea props", "Swap for hanfu, a Chinese tea set and mooncakes", "No", "Yes"),
+        CounterfactualSpec("ctx-2", "the nettle", "give the squirrel a flower", "No", "Yes"),
+    ]
+
+
+def test_parse_specs_names_every_bad_row_by_spreadsheet_number():
+    sheet = io.StringIO(
+        HEADER + "\n"
+        "ctx-1,the letter,swap it for a book,No,Yes\n"  # row 2: fine
+        ",the letter,swap it,No,Yes\n"  # row 3: no source
+        "\n"  # row 4: blank, skipped but counted
+        "ctx-3,,swap it,No,Maybe\n"  # row 5: no cue, bad label
+        "ctx-4,cue,do it,Yes,Yes\n"  # row 6: same labels
+        "ctx-1,The letter,Swap it for a book,No,Yes\n"  # row 7: repeats row 2
+        "ctx-5,cue,do it,No,Yes,extra\n"  # row 8: too many cells
+    )
+    with pytest.raises(SpecSheetError) as caught:
+        parse_specs(sheet, sheet="cf.csv")
+    error = caught.value
+    assert error.reason_code == "malformed_counterfactual_sheet"
+    assert [row for row, _ in error.problems] == [3, 5, 6, 7, 8]
+    text = str(error)
+    assert text.startswith("counterfactual sheet cf.csv: row 3: source_id is empty")
+    assert "row 5: decisive_cue is empty" in text and "intended_label 'Maybe' is not one of No, Yes" in text
+    assert "row 6: intended_label equals original_label (Yes)" in text
+    assert "row 7: repeats the edit of source 'ctx-1' on row 2" in text
+    assert "row 8: 1 more cell(s) than the header has columns" in text
+
+
+def test_parse_specs_header_problems():
+    with pytest.raises(SpecSheetError, match="row 1: missing column\\(s\\) intended_label"):
+        parse_specs(io.StringIO("source_id,decisive_cue,instruction,original_label\nctx,cue,do,No\n"))
+    with pytest.raises(SpecSheetError, match="row 1: the sheet is empty"):
+        parse_specs(io.StringIO(""))
+    assert parse_specs(io.StringIO(HEADER + "\n")) == []

@@ -1,0 +1,111 @@
+"""The design stages materialized for real on the generated Crello sample: ingestion of v4, v5 and broken
+records, seeded perturbations with their log, deterministic renders, and resume without repeats."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from dagster import AssetKey, DagsterInstance
+from PIL import Image
+
+from assets.lib.design_model import Design
+from assets.lib.design_perturb import OPERATIONS
+from pipelines.config import load_config
+from pipelines.definitions import build_definitions
+from sample.design_fixture import build_design_fixture
+from tests.pipelines.pool_harness import write_config
+from warehouse.db import Warehouse
+
+DESIGN_ASSETS = ["design_records", "perturbed_designs", "design_renders"]
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("designs")
+    return out, build_design_fixture(out)
+
+
+def _run(config: Path):
+    job = build_definitions(load_config(config)).resolve_job_def("design_aesthetics_job")
+    return job.execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False,
+                                  asset_selection=[AssetKey(a) for a in DESIGN_ASSETS])
+
+
+def _built(folder: Path, designs: dict) -> tuple[Path, Warehouse]:
+    config = write_config(folder, {}, designs={"batch_size": 3, **designs})
+    result = _run(config)
+    assert result.success, [e.message for e in result.all_events if e.is_failure]
+    return config, Warehouse(folder / "warehouse.duckdb")
+
+
+def _png(wh: Warehouse, folder: Path, design_id: str) -> Image.Image:
+    sha = wh.scalar("SELECT png_sha256 FROM design_render WHERE design_id = ?", [design_id])
+    return Image.open(folder / "blobs" / sha[:2] / sha[2:4] / sha)
+
+
+def test_records_perturbations_and_renders(tmp_path, fixture_dir):
+    source, expected = fixture_dir
+    config, wh = _built(tmp_path, {"folders": [str(source / "v5"), str(source / "broken")],
+                                   "perturb": {"seed": 5, "variants_per_design": 2}})
+    n_designs = len(expected["designs"])
+    # Every broken record is rejected with the reason the fixture expects, and keeps its locator.
+    rejected = dict(wh.query("SELECT regexp_extract(locator, '[^/]+$') AS name, reason_code FROM design_source_read"
+                             " WHERE reason_code IS NOT NULL").itertuples(index=False))
+    assert rejected == expected["broken"]
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE stage = 'design_records'") == len(expected["broken"])
+    assert wh.scalar("SELECT count(*) FROM design WHERE NOT is_perturbed") == n_designs
+    # Two variants per base, 1-3 operations each, every operation logged and within its registry entry.
+    variants = wh.query("SELECT base_design_id, count(*) AS n FROM design_variant WHERE design_id IS NOT NULL GROUP BY ALL")
+    assert len(variants) == n_designs and set(variants["n"]) == {2}
+    ops = wh.query("SELECT design_id, count(*) AS n FROM design_perturbation_op GROUP BY ALL")
+    assert len(ops) == 2 * n_designs and ops["n"].between(1, 3).all()
+    for design_id, record, base_record in wh.query(
+        "SELECT p.design_id, p.record, b.record FROM design p JOIN design b ON b.design_id = p.base_design_id WHERE p.is_perturbed"
+    ).itertuples(index=False):
+        perturbed, base = Design.from_dict(json.loads(record)), Design.from_dict(json.loads(base_record))
+        logged = wh.query("SELECT element_index, op, after_values FROM design_perturbation_op WHERE design_id = ?", [design_id])
+        changed = {i for i, (a, b) in enumerate(zip(perturbed.elements, base.elements)) if a != b}
+        assert changed == set(logged["element_index"])  # the log names exactly the elements that differ
+        for index, op, after in logged.itertuples(index=False):
+            fields = set(json.loads(after))
+            assert fields <= set(OPERATIONS[op].fields)
+            element = perturbed.elements[index].to_dict()
+            assert all(element[f] == v for f, v in json.loads(after).items())
+    # Every design rendered at its canvas size; the lineage reaches back to the source folder.
+    renders = wh.query("SELECT d.design_id, d.canvas_width, d.canvas_height, r.width, r.height, r.preview_mean_abs_diff"
+                       " FROM design d JOIN design_render r USING (design_id)")
+    assert len(renders) == 3 * n_designs
+    assert (renders["width"] == renders["canvas_width"]).all() and (renders["height"] == renders["canvas_height"]).all()
+    base_renders = renders[renders["preview_mean_abs_diff"].notna()]
+    assert len(base_renders) == n_designs and base_renders["preview_mean_abs_diff"].max() < 20
+    some = wh.scalar("SELECT design_id FROM design WHERE is_perturbed LIMIT 1")
+    kinds = wh.query("SELECT DISTINCT e.kind FROM provenance(?) p JOIN entity e ON e.entity_id = p.entity_id", [some])
+    assert {"design", "design_source"} <= set(kinds["kind"])
+    # A perturbed design's render differs from its base's.
+    base_id = wh.scalar("SELECT base_design_id FROM design WHERE design_id = ?", [some])
+    diff = np.abs(np.asarray(_png(wh, tmp_path, some), dtype=int) - np.asarray(_png(wh, tmp_path, base_id), dtype=int))
+    assert diff.max() > 0
+
+    # Resume: an unchanged re-run reads, perturbs and renders nothing and adds no row.
+    counts = {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("design", "design_perturbation_op", "design_render", "entity")}
+    assert _run(config).success
+    assert {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in counts} == counts
+
+
+def test_v4_and_v5_forms_render_alike_and_renders_are_deterministic(tmp_path, fixture_dir):
+    source, expected = fixture_dir
+    _, v5 = _built(tmp_path / "v5", {"folders": [str(source / "v5")], "perturb": {"variants_per_design": 1}})
+    _, v4 = _built(tmp_path / "v4", {"folders": [str(source / "v4")], "perturb": {"variants_per_design": 1}})
+    by_name = {}
+    for tag, wh in (("v5", v5), ("v4", v4)):
+        for design_id, source_id in wh.query("SELECT design_id, source_design_id FROM design WHERE NOT is_perturbed").itertuples(index=False):
+            by_name.setdefault(source_id, {})[tag] = np.asarray(_png(wh, tmp_path / tag, design_id).convert("RGB"), dtype=float)
+    assert len(by_name) == len(expected["designs"])
+    for name, pair in by_name.items():
+        assert pair["v5"].shape == pair["v4"].shape
+        assert np.abs(pair["v5"] - pair["v4"]).mean() < 1.0, name  # v4's float rounding moves edges by at most a pixel
+    # The same design and seed give byte-identical PNGs in two separate warehouses.
+    _, again = _built(tmp_path / "again", {"folders": [str(source / "v5")], "perturb": {"variants_per_design": 1}})
+    assert set(again.query("SELECT png_sha256 FROM design_render")["png_sha256"]) == set(
+        v5.query("SELECT png_sha256 FROM design_render")["png_sha256"])
