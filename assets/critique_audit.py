@@ -26,10 +26,11 @@ from assets.lib.critique_audit import (
     pair_outcomes,
     parse_review_sheet,
 )
+from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import Entity, utcnow
 
 AUDIT_STAGE = "critique_audit"
@@ -187,14 +188,8 @@ def _ingest_sheets(step: Step, returned: Path) -> list[str]:
                  log.con.execute("SELECT path, sha256, status, detail FROM critique_audit_sheet").fetchall()}
         owners = {(r, p, who): path for r, p, who, path in
                   log.con.execute("SELECT audit_round, pair_id, reviewer, sheet_path FROM critique_audit_review").fetchall()}
-    problems = []
-    for path in sorted(returned.glob("*.csv")) if returned.is_dir() else []:
-        sha = sha256_file(path)
-        previous = known.get(str(path))
-        if previous and previous[0] == sha:
-            if previous[1] == "rejected":
-                problems.append(previous[2])
-            continue
+    to_read, problems = sheets_to_read(returned, known)
+    for path, sha in to_read:
         try:
             reviews, blank = _read_sheet(path, sampled, owners)
         except SheetError as error:

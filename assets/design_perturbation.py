@@ -75,7 +75,7 @@ def _perturb_page(step: Step, page, run_seed: int, settings, settings_digest: st
                          "design_id": design_id, "detail": None})
         for n, op in enumerate(result.operations):
             ops.append({"design_id": design_id, "op_index": n, "element_index": op.element_index, "element_id": op.element_id,
-                        "op": op.op, "params": json.dumps(op.params, sort_keys=True), "box_before": list(op.box_before),
+                        "element_type": op.element_type, "op": op.op, "params": json.dumps(op.params, sort_keys=True), "box_before": list(op.box_before),
                         "box_after": list(op.box_after), "before_values": json.dumps(op.before, sort_keys=True, default=list),
                         "after_values": json.dumps(op.after, sort_keys=True, default=list)})
         entities.append(Entity(design_id, "design", sha256_hex(text.encode()),

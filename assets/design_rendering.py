@@ -84,9 +84,10 @@ def _render_page(step: Step, store: BlobStore, page, version: str, fonts: FontRe
             rejections.append((design_id, exc.reason_code, str(exc)))
             continue
         png = to_png_bytes(result.image)
-        sha = store.put_bytes(png).sha256
+        stored = store.put_bytes(png)
+        sha = stored.sha256
         render_id = entity_id("design_render", sha)
-        rows.append({"design_id": design_id, "renderer_version": version, "png_sha256": sha, "render_id": render_id,
+        rows.append({"design_id": design_id, "renderer_version": version, "png_sha256": sha, "png_uri": stored.uri, "render_id": render_id,
                      "width": result.image.width, "height": result.image.height,
                      "fonts": json.dumps({k: v.to_dict() for k, v in result.fonts_used.items()}, sort_keys=True),
                      "warnings": json.dumps(result.warnings), "preview_mean_abs_diff": difference})

@@ -1,6 +1,8 @@
 """Configuration of the graphic-design stages (AesEval-style): where Crello records come from, how they are
 perturbed and rendered."""
 
+from typing import Optional
+
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
@@ -22,6 +24,16 @@ class PerturbConfig(Config):
         return PerturbSettings(min_elements=self.min_elements, max_elements=self.max_elements, **extra)
 
 
+class ReviewConfig(Config):
+    """Human review of perturbed designs (AesEval 3.2: several annotators per design, majority vote)."""
+
+    round: str = Field(default="1", description="Written into the sheet; votes from every round count")
+    sheet_dir: str = Field(default="data/review/designs", description="Where the blank review sheet is written")
+    returned_dir: str = Field(default="data/review/designs/returned", description="Where filled sheets (*.csv) are read")
+    tie_breaker: Optional[str] = Field(default=None, description="None: a tie stays unresolved (the heuristic labels it); flawed or good")
+    min_votes: int = Field(default=1, description="Votes an item needs before the human label is used")
+
+
 class DesignSettings(ConfigurableResource):
     """Crello-format sources and the design stages' settings."""
 
@@ -31,3 +43,9 @@ class DesignSettings(ConfigurableResource):
     batch_size: int = Field(default=64, description="Designs per committed batch")
     font_dirs: list[str] = Field(default_factory=list, description="Extra font folders searched before the system's")
     perturb: PerturbConfig = Field(default_factory=PerturbConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    benchmark_fraction: float = Field(default=0.3, description="Share of base designs (with all their variants) in the benchmark")
+    split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
+    question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")
+    box_units: str = Field(default="pixels", description="pixels ([x1, y1, x2, y2]) or normalised (fractions of the canvas)")
+    export_dir: str = Field(default="data/exports/aeseval", description="Where the question files are written")

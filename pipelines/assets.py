@@ -2,13 +2,17 @@
 
 from assets.clip_dedup import clip_duplicates
 from assets.collection import fetched_files, source_records
+from assets.counterfactual_edits import counterfactual_edits
 from assets.critique_audit import critique_audit_report, critique_audit_sample
 from assets.critique_canvas import critique_pairs
 from assets.critique_export import critique_canvas_export
 from assets.critique_splits import critique_splits
+from assets.design_export import aeseval_export
 from assets.design_ingest import design_records
 from assets.design_perturbation import perturbed_designs
+from assets.design_questions import design_questions, design_splits
 from assets.design_rendering import design_renders
+from assets.design_review import design_labels, design_review_sheet
 from assets.filtering import pool_candidates
 from assets.normalization import normalized_images
 from assets.perceptual_dedup import perceptual_duplicates
@@ -17,6 +21,7 @@ from assets.pool import image_pool
 from assets.reddit_ingest import reddit_comments, reddit_posts
 from assets.reddit_post_images import reddit_post_images
 from quality.critique_checks import critique_pairs_contract, critique_splits_contract
+from quality.design_checks import design_questions_contract, perturbation_log_contract
 from quality.image_pool_checks import image_pool_contract, source_records_contract
 from quality.photocritique_checks import photocritique_references_contract
 
@@ -37,7 +42,8 @@ PHOTOCRITIQUE_ASSETS = [
     photocritique_export,
 ]
 CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits, critique_audit_sample, critique_audit_report, critique_canvas_export]
-DESIGN_ASSETS = [design_records, perturbed_designs, design_renders]
-ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS, *DESIGN_ASSETS]
+DESIGN_ASSETS = [design_records, perturbed_designs, design_renders, design_review_sheet, design_labels, design_splits,
+                 design_questions, aeseval_export]
+ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS, *DESIGN_ASSETS, counterfactual_edits]
 ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract,
-              critique_splits_contract]
+              critique_splits_contract, perturbation_log_contract, design_questions_contract]

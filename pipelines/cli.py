@@ -131,6 +131,16 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
            "SELECT CASE WHEN d.is_perturbed THEN 'perturbed' ELSE 'base' END AS kind, count(*) AS designs,"
            " count(r.design_id) AS rendered FROM design d LEFT JOIN design_render r USING (design_id) GROUP BY ALL ORDER BY ALL")
     _table(wh, "perturbation operations", "SELECT op, count(*) AS n FROM design_perturbation_op GROUP BY ALL ORDER BY ALL")
+    _table(wh, "renders against the dataset's own previews (mean absolute pixel difference, 0-255)",
+           "SELECT count(*) AS designs, round(avg(preview_mean_abs_diff), 2) AS mean, round(max(preview_mean_abs_diff), 2) AS max"
+           " FROM design_render WHERE preview_mean_abs_diff IS NOT NULL HAVING count(*) > 0")
+    _table(wh, "design labels per indicator (table design_label: human majority, else the heuristic judge)",
+           "SELECT indicator, source, count(*) FILTER (WHERE flawed) AS flawed, count(*) FILTER (WHERE NOT flawed) AS good"
+           " FROM design_label GROUP BY ALL ORDER BY ALL")
+    _table(wh, "design questions (view design_answer_balance for the answer spread)",
+           "SELECT split, format, count(*) AS n FROM design_question GROUP BY ALL ORDER BY ALL")
+    _table(wh, "counterfactual edits (synthetic, table counterfactual_edit)",
+           "SELECT model, manual_check, count(*) AS n FROM counterfactual_edit GROUP BY ALL ORDER BY ALL")
     _table(wh, "rejected design records (table design_source_read)",
            "SELECT reason_code, count(*) AS n FROM design_source_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
     _table(wh, "exported files (table export_file)", "SELECT dataset, path, n_rows FROM export_file ORDER BY dataset, path")
@@ -138,7 +148,7 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
     print(
         'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions,'
         " pool_stage_counts, provenance(id), photocritique_selection_flow, photocritique_reference_set, photocritique_exclusions,"
-        " critique_canvas_records, critique_audit_summary)"
+        " critique_canvas_records, critique_audit_summary, design_question_records, design_answer_balance)"
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from dagster_aws.s3 import S3Resource
 
+from assets.counterfactual_edits import CounterfactualSettings
 from assets.critique_canvas import CritiqueSettings
 from assets.design_settings import DesignSettings
 from assets.lib.sources import is_url
@@ -23,6 +24,7 @@ from assets.settings import PoolSettings
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.http_fetcher import HttpFetcherResource
+from resources.image_editing import ImageEditorResource
 from resources.model_providers import ModelProvidersResource
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
@@ -32,7 +34,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
 SECTIONS = {
     "warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api", "models", "critique",
-    "designs",
+    "designs", "image_editor", "counterfactual",
 }
 
 
@@ -91,6 +93,12 @@ def load_config(path: Path) -> dict[str, Any]:
     designs = config["designs"]
     for key in ("folders", "parquet", "font_dirs"):
         designs[key] = [resolve(p) for p in designs.get(key) or []]
+    designs["export_dir"] = resolve(designs.get("export_dir") or "data/exports/aeseval")
+    review = designs["review"] = dict(designs.get("review") or {})
+    review["sheet_dir"] = resolve(review.get("sheet_dir") or "data/review/designs")
+    review["returned_dir"] = resolve(review.get("returned_dir") or str(Path(review["sheet_dir"]) / "returned"))
+    if config["counterfactual"].get("specs"):
+        config["counterfactual"]["specs"] = resolve(config["counterfactual"]["specs"])
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config
@@ -113,6 +121,8 @@ def build_resources(config: dict[str, Any]) -> dict[str, Any]:
             "model_providers": ModelProvidersResource(**config["models"]),
             "critique": CritiqueSettings(**config["critique"]),
             "designs": DesignSettings(**config["designs"]),
+            "image_editor": ImageEditorResource(**config["image_editor"]),
+            "counterfactual": CounterfactualSettings(**config["counterfactual"]),
         }
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -39,7 +39,8 @@ critique_canvas_job = define_asset_job(
 design_aesthetics_job = define_asset_job(
     name="design_aesthetics_job",
     selection=AssetSelection.groups("design_aesthetics").upstream(),
-    description="AesEval-style designs: read Crello records, perturb them (seeded, logged), render every design.",
+    description="AesEval-style designs: read Crello records, perturb them (seeded, logged), render every design, review"
+    " sheets and labels (human majority, else the heuristic judge), split by base design, questions, export.",
 )
 
 full_rebuild_job = define_asset_job(

@@ -31,36 +31,31 @@ import binascii
 import io
 import json
 import logging
-import os
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Optional, Protocol
 
-from dagster import ConfigurableResource
 from PIL import Image, UnidentifiedImageError
 from pydantic import Field, ValidationError
 
 from resources.model_providers import (
     CONNECTION_ERROR,
-    DEFAULT_BACKOFF_S,
     DEFAULT_KEY_ENV,
-    DEFAULT_MAX_BACKOFF_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
     HTTP_ERROR,
     INVALID_RESPONSE,
     OK,
     TIMEOUT,
     Answer,
     Failure,
+    GeminiClient,
+    OpenAIClient,
+    RemoteClientsResource,
     RetryPolicy,
-    _gemini_retry_delay,
-    _Redactor,
-    _require_key,
-    is_retryable_status,
-    retry_after_from_headers,
+    api_key_from_env,
+    gemini_answer,
+    gemini_finish_reason,
+    gemini_missing_reason,
 )
 
 logger = logging.getLogger(__name__)
@@ -213,33 +208,14 @@ def _run_edit(policy: RetryPolicy, attempt: Callable[[], _Edited | Failure], lab
 # --- OpenAI images edit ---------------------------------------------------------------------------------
 
 
-class OpenAIImageEditor:
+class OpenAIImageEditor(OpenAIClient):
     """``client.images.edit`` through the ``openai`` SDK, for OpenAI or an OpenAI-compatible server
-    (``base_url``). The image is uploaded as ``(source.<ext>, bytes, mime)`` with ``n=1``."""
+    (``base_url``). The image is uploaded as ``(source.<ext>, bytes, mime)`` with ``n=1``. ``transport``: as for
+    ``OpenAIClient``."""
 
-    name = "openai"
-
-    def __init__(
-        self,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_s: float = DEFAULT_BACKOFF_S,
-        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
-        request_b64: bool = False,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        import openai
-
-        self._openai = openai
-        key = _require_key(api_key, self.name)
-        self._redact = _Redactor(key)
-        self.base_url = base_url
+    def __init__(self, api_key: str, base_url: str | None = None, *, request_b64: bool = False, **transport: Any) -> None:
+        super().__init__(api_key, base_url, transport)
         self.request_b64 = request_b64
-        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep)
-        # max_retries=0: RetryPolicy owns retries, so every attempt is counted and logged once.
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
 
     def __repr__(self) -> str:
         return f"OpenAIImageEditor(base_url={self.base_url!r}, request_b64={self.request_b64!r})"
@@ -263,25 +239,11 @@ class OpenAIImageEditor:
         return kwargs
 
     def _attempt(self, kwargs: Mapping[str, Any]) -> _Edited | Failure:
-        openai = self._openai
-        try:
-            result = self._client.images.edit(**kwargs)
-        except openai.APITimeoutError:
-            return Failure(TIMEOUT, "request timed out", retryable=True)
-        except openai.APIConnectionError as exc:
-            return Failure(CONNECTION_ERROR, self._redact(f"connection failed: {exc.__cause__ or exc}"), retryable=True)
-        except openai.APIStatusError as exc:
-            detail = exc.body.get("message") if isinstance(exc.body, Mapping) else None
-            return Failure(
-                HTTP_ERROR,
-                self._redact(f"HTTP {exc.status_code}: {detail or exc.message}"),
-                retryable=is_retryable_status(exc.status_code),
-                retry_after_s=retry_after_from_headers(exc.response.headers),
-            )
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            return Failure(INVALID_RESPONSE, self._redact(f"reply is not valid JSON: {exc}"), retryable=True)
+        result = self._call(lambda: self._client.images.edit(**kwargs))
+        if isinstance(result, Failure):
+            return result
         # A 200 whose Content-Type is not JSON comes back from the SDK as a plain string.
-        if not isinstance(result, openai.types.ImagesResponse):
+        if not isinstance(result, self._openai.types.ImagesResponse):
             return Failure(INVALID_RESPONSE, "reply is not an images response", retryable=True)
         first = result.data[0] if result.data else None
         if first is None or not first.b64_json:
@@ -310,40 +272,13 @@ class OpenAIImageEditor:
 # --- Gemini image output --------------------------------------------------------------------------------
 
 
-class GeminiImageEditor:
+class GeminiImageEditor(GeminiClient):
     """``generateContent`` through ``google-genai`` asking for IMAGE and TEXT output (Gemini API, or a gateway
-    speaking it at ``base_url``). The source image goes as an inline part before the instruction."""
+    speaking it at ``base_url``). The source image goes as an inline part before the instruction. ``transport``:
+    as for ``OpenAIClient``."""
 
-    name = "gemini"
-
-    def __init__(
-        self,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_s: float = DEFAULT_BACKOFF_S,
-        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
-        api_version: str = "v1beta",
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        import httpx2
-        from google import genai
-        from google.genai import errors, types
-
-        self._types, self._errors, self._httpx = types, errors, httpx2
-        key = _require_key(api_key, self.name)
-        self._redact = _Redactor(key)
-        self.base_url = base_url
-        self.api_version = api_version
-        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep)
-        options = types.HttpOptions(
-            base_url=base_url,
-            api_version=api_version,
-            timeout=max(1, round(timeout_s * 1000)),  # milliseconds
-            retry_options=types.HttpRetryOptions(attempts=1),  # RetryPolicy owns retries
-        )
-        self._client = genai.Client(api_key=key, http_options=options)
+    def __init__(self, api_key: str, base_url: str | None = None, *, api_version: str = "v1beta", **transport: Any) -> None:
+        super().__init__(api_key, base_url, api_version, transport)
 
     def __repr__(self) -> str:
         return f"GeminiImageEditor(base_url={self.base_url!r}, api_version={self.api_version!r})"
@@ -370,23 +305,9 @@ class GeminiImageEditor:
         return [types.Content(role="user", parts=parts)], types.GenerateContentConfig(**settings)
 
     def _attempt(self, model: str, contents: list[Any], config: Any) -> _Edited | Failure:
-        try:
-            response = self._client.models.generate_content(model=model, contents=contents, config=config)
-        except self._errors.APIError as exc:
-            headers = getattr(exc.response, "headers", None)
-            retry_after = retry_after_from_headers(headers)
-            return Failure(
-                HTTP_ERROR,
-                self._redact(f"HTTP {exc.code}: {exc.status or ''} {exc.message or ''}".strip()),
-                retryable=is_retryable_status(exc.code),
-                retry_after_s=retry_after if retry_after is not None else _gemini_retry_delay(exc.details),
-            )
-        except self._httpx.TimeoutException:
-            return Failure(TIMEOUT, "request timed out", retryable=True)
-        except self._httpx.TransportError as exc:
-            return Failure(CONNECTION_ERROR, self._redact(f"connection failed: {exc}"), retryable=True)
-        except (json.JSONDecodeError, ValidationError) as exc:
-            return Failure(INVALID_RESPONSE, self._redact(f"reply is not a valid API object: {exc}"), retryable=True)
+        response = self._call(lambda: self._client.models.generate_content(model=model, contents=contents, config=config))
+        if isinstance(response, Failure):
+            return response
         candidate = response.candidates[0] if response.candidates else None
         parts = (candidate.content.parts if candidate is not None and candidate.content is not None else None) or []
         answer_parts = [part for part in parts if not part.thought]  # "thought" images are drafts, not the answer
@@ -399,34 +320,27 @@ class GeminiImageEditor:
             ),
             None,
         )
-        finish = candidate.finish_reason if candidate is not None else None
-        finish_reason = str(getattr(finish, "value", finish)) if finish is not None else None
+        finish_reason = gemini_finish_reason(candidate)
         if image is None:
-            blocked = response.prompt_feedback.block_reason if response.prompt_feedback else None
-            reason = f"blocked: {getattr(blocked, 'value', blocked)}" if blocked else f"finish_reason={finish_reason}"
+            reason = gemini_missing_reason(response, finish_reason)
             said = f"; text: {text}" if text else ""
             return Failure(NO_IMAGE, self._redact(f"answer holds no image ({reason}){said}"), retryable=False)
         checked = _checked_image(image.data, "returned image")
         if isinstance(checked, Failure):
             return checked
-        usage = response.usage_metadata
-        output_tokens = None
-        if usage is not None and (usage.candidates_token_count is not None or usage.thoughts_token_count is not None):
-            output_tokens = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
-        answer = Answer(
-            text=text,
-            input_tokens=usage.prompt_token_count if usage else None,
-            output_tokens=output_tokens,
-            finish_reason=finish_reason,
-            provider_model=response.model_version or None,
-        )
-        return _Edited(checked[0], checked[1], answer)
+        return _Edited(checked[0], checked[1], gemini_answer(response, text, finish_reason))
+
+    def _failure(self, exc: Exception) -> Failure | None:
+        # An image part whose data is not base64 fails pydantic validation, like a reply cut off mid-JSON.
+        if isinstance(exc, (json.JSONDecodeError, ValidationError)):
+            return Failure(INVALID_RESPONSE, self._redact(f"reply is not a valid API object: {exc}"), retryable=True)
+        return super()._failure(exc)
 
 
 # --- Dagster resource -----------------------------------------------------------------------------------
 
 
-class ImageEditorResource(ConfigurableResource):
+class ImageEditorResource(RemoteClientsResource):
     """Which vendor and model make counterfactual edits, and how they are asked. The model has no real default
     (``MODEL_PLACEHOLDER``): edit models change often and differ in cost, so a run names one. The API key is
     named by environment variable (default ``OPENAI_API_KEY`` / ``GEMINI_API_KEY``), never given in config."""
@@ -437,10 +351,6 @@ class ImageEditorResource(ConfigurableResource):
     api_key_env: Optional[str] = Field(default=None, description="Environment variable holding the API key")
     size: Optional[str] = Field(default=None, description="Output size in the vendor's terms; None: the model's default")
     request_b64: bool = Field(default=False, description="OpenAI-compatible servers only: send response_format=b64_json")
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_retries: int = DEFAULT_MAX_RETRIES
-    backoff_s: float = DEFAULT_BACKOFF_S
-    max_backoff_s: float = DEFAULT_MAX_BACKOFF_S
 
     def key_env(self) -> str:
         """The environment variable the key is read from."""
@@ -450,21 +360,10 @@ class ImageEditorResource(ConfigurableResource):
         """An editor for the configured vendor, its API key read from the environment now."""
         if not self.model.strip() or self.model == MODEL_PLACEHOLDER:
             raise ValueError("ImageEditorResource.model is not set: name the image-edit model in run configuration")
-        env = self.key_env()
-        api_key = os.environ.get(env, "").strip()
-        if not api_key:
-            raise ValueError(f"image edits use provider {self.provider!r}, but environment variable {env} is not set or empty")
-        common: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": self.base_url,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "backoff_s": self.backoff_s,
-            "max_backoff_s": self.max_backoff_s,
-        }
+        api_key = api_key_from_env(self.key_env(), f"image edits use provider {self.provider!r}")
         if self.provider == "openai":
-            return OpenAIImageEditor(request_b64=self.request_b64, **common)
-        return GeminiImageEditor(**common)
+            return OpenAIImageEditor(api_key, self.base_url, request_b64=self.request_b64, **self.transport())
+        return GeminiImageEditor(api_key, self.base_url, **self.transport())
 
     def request(self, image: bytes, mime: str, instruction: str, seed: int | None = None) -> EditRequest:
         """An ``EditRequest`` with the configured model and size."""

@@ -34,7 +34,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Protocol
+from typing import Any, Literal, Optional, Protocol, TypeVar
 
 from dagster import Config, ConfigurableResource
 from PIL import Image
@@ -43,6 +43,7 @@ from pydantic import Field
 from assets.lib.fetching import parse_retry_after, retry_delay_s
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OK = "ok"
 HTTP_ERROR = "http_error"
@@ -202,6 +203,18 @@ class RetryPolicy:
             self.sleep(delay)
 
 
+def call_or_failure(call: Callable[[], T], failure_of: Callable[[Exception], Failure | None]) -> T | Failure:
+    """``call()``, or the ``Failure`` its exception stands for (``openai_failure``, ``gemini_failure``); an
+    exception no mapping knows is a bug, not a transport problem, and propagates."""
+    try:
+        return call()
+    except Exception as exc:
+        failure = failure_of(exc)
+        if failure is None:
+            raise
+        return failure
+
+
 class _Redactor:
     """Removes one secret from text that is about to be stored or logged."""
 
@@ -220,10 +233,33 @@ class _Redactor:
         return text[:_ERROR_CHARS]
 
 
-def _require_key(api_key: str, provider: str) -> str:
-    if not api_key or not api_key.strip():
-        raise ValueError(f"{provider} provider needs a non-empty API key")
-    return api_key.strip()
+@dataclass(repr=False)
+class Transport:
+    """Key, endpoint, timeout and retry settings of one remote client (``OpenAIClient``, ``GeminiClient``), from
+    which it builds its SDK client, key redactor and ``RetryPolicy``. Only used while a client is built:
+    afterwards the key lives inside the SDK client alone."""
+
+    vendor: str
+    api_key: str
+    base_url: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
+    backoff_s: float = DEFAULT_BACKOFF_S
+    max_backoff_s: float = DEFAULT_MAX_BACKOFF_S
+    sleep: Callable[[float], None] = time.sleep
+
+    def __post_init__(self) -> None:
+        if not self.api_key or not self.api_key.strip():
+            raise ValueError(f"{self.vendor} provider needs a non-empty API key")
+        self.api_key = self.api_key.strip()
+
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s, sleep=self.sleep
+        )
+
+    def redactor(self) -> _Redactor:
+        return _Redactor(self.api_key)
 
 
 # --- images ---------------------------------------------------------------------------------------------
@@ -259,43 +295,72 @@ def _check_json_mode(json_mode: str) -> str:
 # --- OpenAI and OpenAI-compatible servers ---------------------------------------------------------------
 
 
-class OpenAIProvider:
+def openai_failure(exc: Exception, openai: Any, redact: Callable[[str], str]) -> Failure | None:
+    """The ``Failure`` an ``openai`` SDK exception stands for (``openai`` is the SDK module); None for any other
+    exception. Shared by the text provider and the image editor, so both retry and report alike."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure(TIMEOUT, "request timed out", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure(CONNECTION_ERROR, redact(f"connection failed: {exc.__cause__ or exc}"), retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        detail = exc.body.get("message") if isinstance(exc.body, Mapping) else None
+        return Failure(
+            HTTP_ERROR,
+            redact(f"HTTP {exc.status_code}: {detail or exc.message}"),
+            retryable=is_retryable_status(exc.status_code),
+            retry_after_s=retry_after_from_headers(exc.response.headers),
+        )
+    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError)):
+        return Failure(INVALID_RESPONSE, redact(f"reply is not valid JSON: {exc}"), retryable=True)
+    return None
+
+
+class OpenAIClient:
+    """What the OpenAI text provider and image editor share: the ``openai`` SDK client for OpenAI or any
+    OpenAI-compatible server (``base_url``), the key redactor, the ``RetryPolicy``, and ``_call``, which turns
+    the SDK's exceptions into ``Failure``s. ``transport``: the other ``Transport`` settings (``timeout_s``,
+    ``max_retries``, ``backoff_s``, ``max_backoff_s``, ``sleep``)."""
+
+    name = "openai"
+
+    def __init__(self, api_key: str, base_url: str | None, transport: Mapping[str, Any]) -> None:
+        # The SDKs are imported when a client is built, so modules that only need the types stay light.
+        import openai
+
+        settings = Transport(self.name, api_key, base_url, **transport)
+        self._openai = openai
+        # max_retries=0: the SDK would otherwise retry on its own, hiding attempts from our log and budget.
+        self._client = openai.OpenAI(api_key=settings.api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0)
+        self._redact, self.policy = settings.redactor(), settings.policy()
+        self.base_url = base_url
+
+    def _call(self, call: Callable[[], T]) -> T | Failure:
+        return call_or_failure(call, lambda exc: openai_failure(exc, self._openai, self._redact))
+
+
+class OpenAIProvider(OpenAIClient):
     """Chat Completions through the ``openai`` SDK, for OpenAI or any OpenAI-compatible server (``base_url``).
 
     The image goes as a base64 ``data:`` URL part before the user text; the system prompt as a ``system``
     message. The output limit is sent as ``max_completion_tokens`` to OpenAI itself (newer models reject
     ``max_tokens``) and as ``max_tokens`` to other servers (the field every compatible server knows); pass
-    ``token_limit_field`` to override.
+    ``token_limit_field`` to override. ``transport``: as for ``OpenAIClient``.
     """
-
-    name = "openai"
 
     def __init__(
         self,
         api_key: str,
         base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_s: float = DEFAULT_BACKOFF_S,
-        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
+        *,
         image_max_side: int | None = None,
         json_mode: str = "schema",
         token_limit_field: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **transport: Any,
     ) -> None:
-        # The SDKs are imported when a provider is built, so modules that only need the types stay light.
-        import openai
-
-        self._openai = openai
-        key = _require_key(api_key, self.name)
-        self._redact = _Redactor(key)
-        self.base_url = base_url
+        super().__init__(api_key, base_url, transport)
         self.json_mode = _check_json_mode(json_mode)
         self.image_max_side = image_max_side
         self.token_limit_field = token_limit_field or ("max_tokens" if base_url else "max_completion_tokens")
-        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep)
-        # max_retries=0: the SDK would otherwise retry on its own, hiding attempts from our log and budget.
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={self.base_url!r}, json_mode={self.json_mode!r})"
@@ -329,25 +394,11 @@ class OpenAIProvider:
         return kwargs
 
     def _attempt(self, kwargs: Mapping[str, Any]) -> Answer | Failure:
-        openai = self._openai
-        try:
-            completion = self._client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError:
-            return Failure(TIMEOUT, "request timed out", retryable=True)
-        except openai.APIConnectionError as exc:
-            return Failure(CONNECTION_ERROR, self._redact(f"connection failed: {exc.__cause__ or exc}"), retryable=True)
-        except openai.APIStatusError as exc:
-            detail = exc.body.get("message") if isinstance(exc.body, Mapping) else None
-            return Failure(
-                HTTP_ERROR,
-                self._redact(f"HTTP {exc.status_code}: {detail or exc.message}"),
-                retryable=is_retryable_status(exc.status_code),
-                retry_after_s=retry_after_from_headers(exc.response.headers),
-            )
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            return Failure(INVALID_RESPONSE, self._redact(f"reply is not valid JSON: {exc}"), retryable=True)
+        completion = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        if isinstance(completion, Failure):
+            return completion
         # A 200 whose Content-Type is not JSON comes back from the SDK as a plain string.
-        if not isinstance(completion, openai.types.chat.ChatCompletion) or not completion.choices:
+        if not isinstance(completion, self._openai.types.chat.ChatCompletion) or not completion.choices:
             return Failure(INVALID_RESPONSE, "reply is not a chat completion with choices", retryable=True)
         choice = completion.choices[0]
         message = choice.message
@@ -383,49 +434,109 @@ def _gemini_retry_delay(details: Any) -> float | None:
     return None
 
 
-class GeminiProvider:
+def gemini_failure(exc: Exception, errors: Any, httpx: Any, redact: Callable[[str], str]) -> Failure | None:
+    """The ``Failure`` a ``google-genai`` call's exception stands for (``errors``: ``google.genai.errors``,
+    ``httpx``: the HTTP library it runs on); None for any other exception. Shared by the text provider and the
+    image editor, so both retry and report alike."""
+    if isinstance(exc, errors.APIError):
+        retry_after = retry_after_from_headers(getattr(exc.response, "headers", None))
+        return Failure(
+            HTTP_ERROR,
+            redact(f"HTTP {exc.code}: {exc.status or ''} {exc.message or ''}".strip()),
+            retryable=is_retryable_status(exc.code),
+            retry_after_s=retry_after if retry_after is not None else _gemini_retry_delay(exc.details),
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure(TIMEOUT, "request timed out", retryable=True)
+    if isinstance(exc, httpx.TransportError):
+        return Failure(CONNECTION_ERROR, redact(f"connection failed: {exc}"), retryable=True)
+    if isinstance(exc, json.JSONDecodeError):
+        return Failure(INVALID_RESPONSE, redact(f"reply is not valid JSON: {exc}"), retryable=True)
+    return None
+
+
+def gemini_finish_reason(candidate: Any) -> str | None:
+    """A Gemini candidate's finish reason as plain text (None when there is no candidate or reason)."""
+    finish = candidate.finish_reason if candidate is not None else None
+    return str(getattr(finish, "value", finish)) if finish is not None else None
+
+
+def gemini_missing_reason(response: Any, finish_reason: str | None) -> str:
+    """Why a Gemini reply holds no answer: the prompt's block reason when it was blocked, else the finish reason."""
+    blocked = response.prompt_feedback.block_reason if response.prompt_feedback else None
+    return f"blocked: {getattr(blocked, 'value', blocked)}" if blocked else f"finish_reason={finish_reason}"
+
+
+def gemini_answer(response: Any, text: str, finish_reason: str | None) -> Answer:
+    """``text`` with the reply's token counts and model version; output tokens include thinking tokens, which
+    are billed as output."""
+    usage = response.usage_metadata
+    output_tokens = None
+    if usage is not None and (usage.candidates_token_count is not None or usage.thoughts_token_count is not None):
+        output_tokens = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+    return Answer(
+        text=text,
+        input_tokens=usage.prompt_token_count if usage else None,
+        output_tokens=output_tokens,
+        finish_reason=finish_reason,
+        provider_model=response.model_version or None,
+    )
+
+
+class GeminiClient:
+    """What the Gemini text provider and image editor share: the ``google-genai`` client for the Gemini API or a
+    gateway speaking it at ``base_url``, the key redactor, the ``RetryPolicy``, and ``_call``, which turns the
+    SDK's exceptions into ``Failure``s (``_failure``). ``transport`` as for ``OpenAIClient``."""
+
+    name = "gemini"
+
+    def __init__(self, api_key: str, base_url: str | None, api_version: str, transport: Mapping[str, Any]) -> None:
+        import httpx2
+        from google import genai
+        from google.genai import errors, types
+
+        settings = Transport(self.name, api_key, base_url, **transport)
+        self._types, self._errors, self._httpx = types, errors, httpx2
+        options = types.HttpOptions(
+            base_url=base_url,
+            api_version=api_version,
+            timeout=max(1, round(settings.timeout_s * 1000)),  # milliseconds
+            # attempts=1: one try per call; RetryPolicy owns retries so every attempt is counted.
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        self._client = genai.Client(api_key=settings.api_key, http_options=options)
+        self._redact, self.policy = settings.redactor(), settings.policy()
+        self.base_url = base_url
+        self.api_version = api_version
+
+    def _call(self, call: Callable[[], T]) -> T | Failure:
+        return call_or_failure(call, self._failure)
+
+    def _failure(self, exc: Exception) -> Failure | None:
+        return gemini_failure(exc, self._errors, self._httpx, self._redact)
+
+
+class GeminiProvider(GeminiClient):
     """``generateContent`` through ``google-genai`` (Gemini API, or a gateway speaking it at ``base_url``).
 
     The image goes as an inline part before the user text, the system prompt as ``system_instruction`` and
     the schema natively as ``response_json_schema`` (with the schema name as its ``title``). Output tokens
-    include thinking tokens, which are billed as output.
+    include thinking tokens, which are billed as output. ``transport`` as for ``OpenAIClient``.
     """
-
-    name = "gemini"
 
     def __init__(
         self,
         api_key: str,
         base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        backoff_s: float = DEFAULT_BACKOFF_S,
-        max_backoff_s: float = DEFAULT_MAX_BACKOFF_S,
+        *,
         image_max_side: int | None = None,
         json_mode: str = "schema",
         api_version: str = "v1beta",
-        sleep: Callable[[float], None] = time.sleep,
+        **transport: Any,
     ) -> None:
-        import httpx2
-        from google import genai
-        from google.genai import errors, types
-
-        self._types, self._errors, self._httpx = types, errors, httpx2
-        key = _require_key(api_key, self.name)
-        self._redact = _Redactor(key)
-        self.base_url = base_url
-        self.api_version = api_version
+        super().__init__(api_key, base_url, api_version, transport)
         self.json_mode = _check_json_mode(json_mode)
         self.image_max_side = image_max_side
-        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s, max_backoff_s=max_backoff_s, sleep=sleep)
-        options = types.HttpOptions(
-            base_url=base_url,
-            api_version=api_version,
-            timeout=max(1, round(timeout_s * 1000)),  # milliseconds
-            # attempts=1: one try per call; RetryPolicy owns retries so every attempt is counted.
-            retry_options=types.HttpRetryOptions(attempts=1),
-        )
-        self._client = genai.Client(api_key=key, http_options=options)
 
     def __repr__(self) -> str:
         return f"GeminiProvider(base_url={self.base_url!r}, api_version={self.api_version!r}, json_mode={self.json_mode!r})"
@@ -460,42 +571,15 @@ class GeminiProvider:
         return [types.Content(role="user", parts=parts)], types.GenerateContentConfig(**settings)
 
     def _attempt(self, model: str, contents: list[Any], config: Any) -> Answer | Failure:
-        try:
-            response = self._client.models.generate_content(model=model, contents=contents, config=config)
-        except self._errors.APIError as exc:
-            headers = getattr(exc.response, "headers", None)
-            retry_after = retry_after_from_headers(headers)
-            return Failure(
-                HTTP_ERROR,
-                self._redact(f"HTTP {exc.code}: {exc.status or ''} {exc.message or ''}".strip()),
-                retryable=is_retryable_status(exc.code),
-                retry_after_s=retry_after if retry_after is not None else _gemini_retry_delay(exc.details),
-            )
-        except self._httpx.TimeoutException:
-            return Failure(TIMEOUT, "request timed out", retryable=True)
-        except self._httpx.TransportError as exc:
-            return Failure(CONNECTION_ERROR, self._redact(f"connection failed: {exc}"), retryable=True)
-        except json.JSONDecodeError as exc:
-            return Failure(INVALID_RESPONSE, self._redact(f"reply is not valid JSON: {exc}"), retryable=True)
+        response = self._call(lambda: self._client.models.generate_content(model=model, contents=contents, config=config))
+        if isinstance(response, Failure):
+            return response
         text = response.text
-        candidate = response.candidates[0] if response.candidates else None
-        finish = candidate.finish_reason if candidate is not None else None
-        finish_reason = str(getattr(finish, "value", finish)) if finish is not None else None
+        finish_reason = gemini_finish_reason(response.candidates[0] if response.candidates else None)
         if not text:
-            blocked = response.prompt_feedback.block_reason if response.prompt_feedback else None
-            reason = f"blocked: {getattr(blocked, 'value', blocked)}" if blocked else f"finish_reason={finish_reason}"
+            reason = gemini_missing_reason(response, finish_reason)
             return Failure(INVALID_RESPONSE, self._redact(f"no answer text ({reason})"), retryable=False)
-        usage = response.usage_metadata
-        output_tokens = None
-        if usage is not None and (usage.candidates_token_count is not None or usage.thoughts_token_count is not None):
-            output_tokens = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
-        return Answer(
-            text=text,
-            input_tokens=usage.prompt_token_count if usage else None,
-            output_tokens=output_tokens,
-            finish_reason=finish_reason,
-            provider_model=response.model_version or None,
-        )
+        return gemini_answer(response, text, finish_reason)
 
 
 # --- Dagster resource -----------------------------------------------------------------------------------
@@ -519,17 +603,36 @@ class RoleConfig(Config):
         return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider)
 
 
-class ModelProvidersResource(ConfigurableResource):
+def api_key_from_env(env: str, needed_by: str) -> str:
+    """The API key in environment variable ``env``, read when a client is built so it never sits in config;
+    ``needed_by`` opens the error when it is missing (the key is never echoed)."""
+    api_key = os.environ.get(env, "").strip()
+    if not api_key:
+        raise ValueError(f"{needed_by}, but environment variable {env} is not set or empty")
+    return api_key
+
+
+class RemoteClientsResource(ConfigurableResource):
+    """The transport settings of a resource that builds remote clients (text providers, image editors): one set
+    of fields, so every such resource is configured the same way."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
+    backoff_s: float = DEFAULT_BACKOFF_S
+    max_backoff_s: float = DEFAULT_MAX_BACKOFF_S
+
+    def transport(self) -> dict[str, Any]:
+        """These settings as ``Transport`` keywords, for a provider or editor constructor."""
+        return {name: getattr(self, name) for name in ("timeout_s", "max_retries", "backoff_s", "max_backoff_s")}
+
+
+class ModelProvidersResource(RemoteClientsResource):
     """Per-role providers (planner, annotator, verifier), as in the paper: each role may use a different
     vendor and model. Transport settings are shared by all roles."""
 
     planner: RoleConfig = Field(default_factory=RoleConfig)
     annotator: RoleConfig = Field(default_factory=RoleConfig)
     verifier: RoleConfig = Field(default_factory=RoleConfig)
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_retries: int = DEFAULT_MAX_RETRIES
-    backoff_s: float = DEFAULT_BACKOFF_S
-    max_backoff_s: float = DEFAULT_MAX_BACKOFF_S
 
     def role(self, role: str) -> RoleConfig:
         if role not in ROLES:
@@ -541,23 +644,11 @@ class ModelProvidersResource(ConfigurableResource):
         config = self.role(role)
         if config.provider == "heuristic":
             return _shared_heuristic(config.model)
-        env = config.key_env()
-        api_key = os.environ.get(env or "", "").strip()
-        if not api_key:
-            raise ValueError(f"{role} uses provider {config.provider!r}, but environment variable {env} is not set or empty")
-        common: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": config.base_url,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "backoff_s": self.backoff_s,
-            "max_backoff_s": self.max_backoff_s,
-            "image_max_side": config.image_max_side,
-            "json_mode": config.json_mode,
-        }
-        if config.provider == "openai":
-            return OpenAIProvider(**common)
-        return GeminiProvider(**common)
+        api_key = api_key_from_env(config.key_env() or "", f"{role} uses provider {config.provider!r}")
+        provider = OpenAIProvider if config.provider == "openai" else GeminiProvider
+        return provider(
+            api_key, config.base_url, image_max_side=config.image_max_side, json_mode=config.json_mode, **self.transport()
+        )
 
 
 @functools.lru_cache(maxsize=8)

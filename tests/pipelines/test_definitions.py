@@ -26,13 +26,16 @@ CRITIQUE_CANVAS_ASSETS = {
     "critique_pairs", "critique_splits", "critique_audit_sample", "critique_audit_report", "critique_canvas_export",
 }
 
-DESIGN_ASSETS = {"design_records", "perturbed_designs", "design_renders"}
+DESIGN_ASSETS = {
+    "design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
+    "design_questions", "aeseval_export",
+}
 
 
 def test_asset_graph_checks_and_lineage():
     defs = build_definitions(load_config(SAMPLE_CONFIG))
     graph = defs.resolve_asset_graph()
-    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS | DESIGN_ASSETS
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS | DESIGN_ASSETS | {"counterfactual_edits"}
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }

@@ -1,6 +1,7 @@
 """The design stages materialized for real on the generated Crello sample: ingestion of v4, v5 and broken
 records, seeded perturbations with their log, deterministic renders, and resume without repeats."""
 
+import csv
 import json
 from pathlib import Path
 
@@ -17,7 +18,8 @@ from sample.design_fixture import build_design_fixture
 from tests.pipelines.pool_harness import write_config
 from warehouse.db import Warehouse
 
-DESIGN_ASSETS = ["design_records", "perturbed_designs", "design_renders"]
+DESIGN_ASSETS = ["design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
+                 "design_questions", "aeseval_export"]
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +111,70 @@ def test_v4_and_v5_forms_render_alike_and_renders_are_deterministic(tmp_path, fi
     _, again = _built(tmp_path / "again", {"folders": [str(source / "v5")], "perturb": {"variants_per_design": 1}})
     assert set(again.query("SELECT png_sha256 FROM design_render")["png_sha256"]) == set(
         v5.query("SELECT png_sha256 FROM design_render")["png_sha256"])
+
+
+def _write_votes(path: Path, rows: list[dict], annotator: str, votes: dict[int, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for n, row in enumerate(rows):
+            writer.writerow({**row, "annotator": annotator if n in votes else "", "vote": votes.get(n, "")})
+
+
+def test_review_votes_labels_questions_checks_and_export(tmp_path, fixture_dir):
+    source, _ = fixture_dir
+    config, wh = _built(tmp_path, {"folders": [str(source / "v5")], "perturb": {"seed": 2, "variants_per_design": 1},
+                                   "benchmark_fraction": 0.5, "split_seed": 1})
+    items = wh.scalar("SELECT count(*) FROM design_review_item")
+    assert items == wh.scalar("SELECT count(*) FROM design_label WHERE source = 'heuristic'") > 0
+    sheet = tmp_path / "data" / "review" / "designs" / "design_review_round-1.csv"
+    with sheet.open(encoding="utf-8", newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    assert len(rows) == items and all(Path(r["image"]).is_file() and r["definition"] for r in rows)
+    returned = sheet.parent / "returned"
+    # Row 0: 2 flawed vs 1 good -> flawed; row 1: 1-1 tie -> unresolved (the heuristic keeps it); row 2: good x2.
+    _write_votes(returned / "ana.csv", rows, "ana", {0: "flawed", 1: "flawed", 2: "good"})
+    _write_votes(returned / "ben.csv", rows, "ben", {0: "yes", 1: "good", 2: "good"})
+    _write_votes(returned / "cy.csv", rows, "cy", {0: "good"})
+    _write_votes(returned / "dee.csv", rows, "dee", {0: "maybe", 2: "flawed"})  # malformed: row 2 of the sheet
+    result = _run(config)
+    assert not result.success
+    message = " ".join(str(e.event_specific_data.error.message) for e in result.all_events if e.is_step_failure)
+    assert "dee.csv" in message and "row 2" in message
+    labels = {r["item_id"]: r for r in wh.query(
+        "SELECT i.item_id, l.flawed, l.source, l.n_votes FROM design_label l JOIN design_review_item i USING (design_id, indicator)"
+    ).to_dict("records")}
+    first, tie, good = (labels[rows[n]["item_id"]] for n in range(3))
+    assert (first["flawed"], first["source"], first["n_votes"]) == (True, "human", 3)
+    assert tie["source"] == "heuristic" and tie["n_votes"] == 2
+    assert (good["flawed"], good["source"]) == (False, "human")
+    assert wh.scalar("SELECT count(*) FROM design_review_vote WHERE annotator = 'dee'") == 0
+    assert wh.scalar("SELECT status FROM design_review_sheet WHERE path LIKE '%dee.csv'") == "rejected"
+    (returned / "dee.csv").unlink()
+    assert _run(config).success
+    # Questions follow the labels; the blocking checks passed; files hold every question of their split.
+    for n, label in ((0, first), (2, good)):
+        design_id, indicator = rows[n]["design_id"], rows[n]["indicator"]
+        answers = dict(wh.query("SELECT format, answer FROM design_question WHERE design_id = ? AND indicator = ?",
+                                [design_id, indicator]).itertuples(index=False))
+        assert answers["aesthetic_judgment"] == ('"yes"' if label["flawed"] else '"no"')
+        assert (answers["precise_localisation"] == "null") == (not label["flawed"])
+    checks = wh.query("SELECT check_name, passed FROM check_result WHERE asset_key IN ('design_questions', 'perturbed_designs')")
+    assert len(checks) >= 8 and checks["passed"].all()
+    out = tmp_path / "data" / "exports" / "aeseval"
+    exported = [json.loads(line) for name in ("aeseval_benchmark.jsonl", "aeseval_train.jsonl")
+                for line in (out / name).read_text().splitlines()]
+    assert len(exported) == wh.scalar("SELECT count(*) FROM design_question")
+    splits = {r["base_design_id"]: r["split"] for r in exported}
+    assert all(splits[r["base_design_id"]] == r["split"] for r in exported)  # one side per base design
+    assert {"benchmark", "train"} == set(splits.values())
+
+    # The check can fail: a question whose answer contradicts its label is caught.
+    with wh.transaction() as con:
+        con.execute("UPDATE design_question SET answer = 'null' WHERE format = 'precise_localisation' AND judged_flawed")
+    defs = build_definitions(load_config(config))
+    checked = defs.resolve_job_def("design_aesthetics_job").execute_in_process(
+        instance=DagsterInstance.ephemeral(), raise_on_error=False, asset_selection=[AssetKey("design_questions")])
+    failed = wh.query("SELECT check_name FROM check_result WHERE NOT passed AND run_id = ?", [checked.run_id])
+    assert not checked.success and set(failed["check_name"]) == {"none_exactly_when_good"}

@@ -1,26 +1,23 @@
 """The image editors, through the real ``openai`` and ``google-genai`` SDKs, against the loopback server
 (tests/support/model_servers.py), whose edit is computed from the upload: the colours of the half of the image
-the prompt names are inverted. What goes on the wire, what comes back, and how every failure is retried or
-reported without raising and without leaking the API key."""
+the prompt names are inverted. What goes on the wire, what comes back, and how answers without a usable image
+are reported without raising. Transport failures (retries, timeouts, refused connections, replies that are not
+an API object, the API key kept out of errors and logs) are tested for the editors and the text providers
+together in tests/resources/test_model_providers.py, since both share ``Transport`` and ``RetryPolicy``."""
 
 from __future__ import annotations
 
 import io
-import logging
-from collections.abc import Callable, Iterator
 
 import pytest
 from dagster import asset, materialize
 from PIL import Image
 
 from resources.image_editing import (
-    CONNECTION_ERROR,
-    HTTP_ERROR,
     INVALID_RESPONSE,
     MODEL_PLACEHOLDER,
     NO_IMAGE,
     OK,
-    TIMEOUT,
     EditRequest,
     GeminiImageEditor,
     ImageEditorResource,
@@ -30,16 +27,13 @@ from resources.image_editing import (
 from tests.support.model_servers import (
     GEMINI,
     MALFORMED_CONTENT,
-    NOT_JSON,
     OPENAI_IMAGES,
     OPENAI_IMAGES_PATH,
-    SLOW,
-    TRUNCATED_BODY,
     InjectedFailure,
     ModelApiServer,
+    client_settings,
     gemini_path,
     named_region,
-    outcomes,
     wire_images,
     wire_user_text,
 )
@@ -74,10 +68,7 @@ def _server(**kwargs: object) -> ModelApiServer:
 
 
 def _editor(api: str, server: ModelApiServer, *, sleeps: list[float] | None = None, **kwargs: object):
-    settings: dict[str, object] = {"timeout_s": 5.0, "backoff_s": 0.01, "max_backoff_s": 5.0}
-    if sleeps is not None:
-        settings["sleep"] = sleeps.append
-    settings.update(kwargs)
+    settings = client_settings(sleeps, **kwargs)
     if api == OPENAI_IMAGES:
         return OpenAIImageEditor(OPENAI_KEY, base_url=server.openai_base_url, **settings)  # type: ignore[arg-type]
     return GeminiImageEditor(GEMINI_KEY, base_url=server.gemini_base_url, **settings)  # type: ignore[arg-type]
@@ -89,23 +80,6 @@ def _path(api: str, model: str = "edit-model") -> str:
 
 def _pixels(data: bytes) -> list[tuple[int, int, int]]:
     return list(Image.open(io.BytesIO(data)).convert("RGB").getdata())
-
-
-@pytest.fixture
-def logs() -> Iterator[Callable[[], str]]:
-    """Everything logged at any level while the test runs (SDK debug logs included)."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.DEBUG)
-    root = logging.getLogger()
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield stream.getvalue
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
 
 
 # --- successful edits, per wire format ------------------------------------------------------------------
@@ -123,6 +97,7 @@ def test_openai_uploads_the_image_and_prompt_and_returns_the_computed_edit() -> 
     assert pixels[0] == (55, 215, 215) and pixels[3] == (55, 215, 215)
     assert pixels[4] == BLUE and pixels[7] == BLUE
     assert response.provider_model is None  # the images API reports no model
+    assert "bytes>" in repr(response)  # the image is summarised, not dumped
     assert response.input_tokens is not None and response.output_tokens == 258
     [sent] = server.requests_to(OPENAI_IMAGES)
     assert sent.authorized and sent.path == "/v1/images/edits"
@@ -214,79 +189,7 @@ def test_jpeg_sources_are_uploaded_as_jpeg() -> None:
     assert set(_pixels(response.image)) >= {(255, 255, 255)}  # black inverted
 
 
-# --- retries and failures, both editors -----------------------------------------------------------------
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_429_with_retry_after_is_waited_out_then_succeeds(api: str) -> None:
-    failure = InjectedFailure(429, path=_path(api), retry_after="0.5")
-    with _server(failures=[failure]) as server:
-        response = _editor(api, server).edit(_request())
-    assert response.status == OK and response.attempts == 2 and response.image is not None
-    first, second = server.requests_to(api)
-    assert outcomes([first, second]) == ["429", "ok"]
-    assert 0.45 <= second.received_at - first.received_at < 1.5  # waited Retry-After, not the 0.01 s backoff
-    assert response.latency_ms >= 450
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_500_is_retried_then_succeeds_and_persistent_500_is_http_error(api: str) -> None:
-    with _server(failures=[InjectedFailure(500, path=_path(api), times=2)]) as server:
-        response = _editor(api, server, sleeps=[]).edit(_request())
-    assert response.status == OK and response.attempts == 3
-    sleeps: list[float] = []
-    with _server(failures=[InjectedFailure(500, path=_path(api), times=None)]) as server:
-        response = _editor(api, server, sleeps=sleeps, max_retries=2, backoff_s=0.5).edit(_request())
-    assert response.status == HTTP_ERROR and response.attempts == 3 and response.image is None
-    assert "500" in (response.error or "")
-    assert outcomes(server.requests_to(api)) == ["500"] * 3
-    assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 1.5
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_client_error_is_not_retried(api: str) -> None:
-    with _server(failures=[InjectedFailure(400, path=_path(api), times=None)]) as server:
-        response = _editor(api, server, sleeps=[]).edit(_request())
-    assert response.status == HTTP_ERROR and response.attempts == 1 and "400" in (response.error or "")
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_slow_server_times_out(api: str) -> None:
-    failure = InjectedFailure(SLOW, path=_path(api), times=None, delay_s=3.0)
-    with _server(failures=[failure]) as server:
-        response = _editor(api, server, sleeps=[], timeout_s=0.3, max_retries=1).edit(_request())
-    assert response.status == TIMEOUT and response.attempts == 2 and response.image is None
-    assert len(server.requests) == 2
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_connection_refused(api: str) -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    sleeps: list[float] = []
-    base = f"http://127.0.0.1:{port}"
-    settings = {"timeout_s": 2.0, "max_retries": 1, "backoff_s": 0.01, "sleep": sleeps.append}
-    editor = (
-        OpenAIImageEditor(OPENAI_KEY, base_url=f"{base}/v1", **settings)  # type: ignore[arg-type]
-        if api == OPENAI_IMAGES
-        else GeminiImageEditor(GEMINI_KEY, base_url=f"{base}/", **settings)  # type: ignore[arg-type]
-    )
-    response = editor.edit(_request())
-    assert response.status == CONNECTION_ERROR and response.attempts == 2 and len(sleeps) == 1
-
-
-@pytest.mark.parametrize("api", EDITORS)
-@pytest.mark.parametrize("kind", [NOT_JSON, TRUNCATED_BODY])
-def test_reply_that_is_not_an_api_object_is_invalid_response_and_retried(api: str, kind: str) -> None:
-    with _server(failures=[InjectedFailure(kind, path=_path(api), times=None)]) as server:
-        response = _editor(api, server, sleeps=[], max_retries=1).edit(_request())
-    assert response.status == INVALID_RESPONSE and response.attempts == 2 and response.image is None
-    with _server(failures=[InjectedFailure(kind, path=_path(api))]) as server:
-        response = _editor(api, server, sleeps=[]).edit(_request())
-    assert response.status == OK and response.attempts == 2
+# --- answers without a usable image, both editors -------------------------------------------------------
 
 
 @pytest.mark.parametrize("api", EDITORS)
@@ -309,37 +212,6 @@ def test_answer_without_an_image_is_no_image_and_not_retried(api: str) -> None:
     assert "no image" in (response.error or "")
     if api == GEMINI:
         assert "I will not edit this picture." in (response.error or "")
-
-
-# --- secrets --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("api", EDITORS)
-def test_api_key_never_in_repr_errors_or_logs(api: str, logs: Callable[[], str]) -> None:
-    key = OPENAI_KEY if api == OPENAI_IMAGES else GEMINI_KEY
-    failures = [InjectedFailure(500, path=_path(api), times=2), InjectedFailure(NOT_JSON, path=_path(api), times=2)]
-    with ModelApiServer(openai_key="other-openai", gemini_key="other-gemini") as wrong_key:
-        rejected = _editor(api, wrong_key, sleeps=[]).edit(_request())
-    with _server(failures=failures) as server:
-        editor = _editor(api, server, sleeps=[], max_retries=1)
-        responses = [editor.edit(_request()) for _ in range(3)]
-    assert rejected.status == HTTP_ERROR and rejected.attempts == 1  # a bad key is a 4xx: never retried
-    assert [response.status for response in responses] == [HTTP_ERROR, INVALID_RESPONSE, OK]
-    assert key not in repr(editor) and key not in str(editor)
-    for response in [rejected, *responses]:
-        assert key not in repr(response) and key not in (response.error or "")
-    assert "bytes>" in repr(responses[-1])  # the image is summarised, not dumped
-    assert all(key not in str(request.headers) for request in server.requests)
-    text = logs()
-    assert "attempt" in text
-    assert key not in text
-
-
-def test_empty_key_is_refused_without_echoing_it() -> None:
-    with pytest.raises(ValueError, match="non-empty API key"):
-        OpenAIImageEditor("   ")
-    with pytest.raises(ValueError, match="non-empty API key"):
-        GeminiImageEditor("")
 
 
 # --- requests and helpers -------------------------------------------------------------------------------

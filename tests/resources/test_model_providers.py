@@ -1,6 +1,8 @@
 """The OpenAI and Gemini providers, through the real ``openai`` and ``google-genai`` SDKs, against a loopback
 server that speaks both HTTP APIs (tests/support/model_servers.py): what goes on the wire, what comes back,
-and how every transport failure is retried or reported without raising and without leaking the API key."""
+and how every transport failure is retried or reported without raising and without leaking the API key. The
+transport tests run for the image editors too (resources/image_editing.py), which share ``Transport``, the
+failure mapping and ``RetryPolicy`` with the text providers."""
 
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import requests
 from dagster import asset, materialize
 from PIL import Image
 
+from resources.image_editing import EditRequest, GeminiImageEditor, OpenAIImageEditor
 from resources.model_providers import (
     CONNECTION_ERROR,
     HTTP_ERROR,
@@ -36,11 +42,14 @@ from tests.support.model_servers import (
     MALFORMED_CONTENT,
     NOT_JSON,
     OPENAI,
+    OPENAI_IMAGES,
+    OPENAI_IMAGES_PATH,
     OPENAI_PATH,
     SLOW,
     TRUNCATED_BODY,
     InjectedFailure,
     ModelApiServer,
+    client_settings,
     gemini_path,
     outcomes,
     wire_images,
@@ -85,24 +94,59 @@ def _request(model: str = "vision-model", **changes: object) -> ModelRequest:
     return ModelRequest(**fields)  # type: ignore[arg-type]
 
 
+EDIT = EditRequest(image=IMAGE, mime="image/png", instruction="Invert the left half.", model="vision-model")
+
+
 def _server(**kwargs: object) -> ModelApiServer:
     return ModelApiServer(openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY, **kwargs)  # type: ignore[arg-type]
 
 
-def _provider(api: str, server: ModelApiServer, *, sleeps: list[float] | None = None, **kwargs: object):
-    """A provider of kind ``api`` pointed at ``server``; ``sleeps`` (when given) records backoff waits instead of
-    sleeping them."""
-    settings: dict[str, object] = {"timeout_s": 5.0, "backoff_s": 0.01, "max_backoff_s": 5.0}
-    if sleeps is not None:
-        settings["sleep"] = sleeps.append
-    settings.update(kwargs)
-    if api == OPENAI:
-        return OpenAIProvider(OPENAI_KEY, base_url=server.openai_base_url, **settings)  # type: ignore[arg-type]
-    return GeminiProvider(GEMINI_KEY, base_url=server.gemini_base_url, **settings)  # type: ignore[arg-type]
+@dataclass(frozen=True)
+class Client:
+    """One kind of remote client as the transport tests drive it: ``make`` builds it (a text provider, or an
+    image editor when ``edits``); ``api`` is what the loopback server records its requests under."""
+
+    make: Callable[..., Any]
+    api: str
+    edits: bool = False
+
+    @property
+    def key(self) -> str:
+        return GEMINI_KEY if self.api == GEMINI else OPENAI_KEY
+
+    @property
+    def path(self) -> str:
+        """The path its requests go to (model ``vision-model``), for ``InjectedFailure.path``."""
+        return {OPENAI: OPENAI_PATH, OPENAI_IMAGES: OPENAI_IMAGES_PATH}.get(self.api) or gemini_path("vision-model")
+
+    def build(self, server: Any, *, sleeps: list[float] | None = None, **changes: object) -> Any:
+        """One pointed at ``server`` (anything with the server's base URLs), with ``client_settings``."""
+        base_url = server.gemini_base_url if self.api == GEMINI else server.openai_base_url
+        return self.make(self.key, base_url=base_url, **client_settings(sleeps, **changes))
+
+    def send(self, client: Any) -> Any:
+        """One call with the standard request: ``complete`` for a provider, ``edit`` for an editor."""
+        return client.edit(EDIT) if self.edits else client.complete(_request())
+
+    def answered(self, response: Any) -> bool:
+        """Whether ``response`` carries the answer: text, or an edited image."""
+        return response.image is not None if self.edits else response.text != ""
 
 
-def _path(api: str, model: str = "vision-model") -> str:
-    return OPENAI_PATH if api == OPENAI else gemini_path(model)
+TEXT = {OPENAI: Client(OpenAIProvider, OPENAI), GEMINI: Client(GeminiProvider, GEMINI)}
+CLIENTS = [
+    pytest.param(TEXT[OPENAI], id="openai-text"),
+    pytest.param(TEXT[GEMINI], id="gemini-text"),
+    pytest.param(Client(OpenAIImageEditor, OPENAI_IMAGES, edits=True), id="openai-edit"),
+    pytest.param(Client(GeminiImageEditor, GEMINI, edits=True), id="gemini-edit"),
+]
+GEMINI_CLIENTS = [param for param in CLIENTS if param.values[0].api == GEMINI]
+
+
+def _provider(api: str, server: ModelApiServer, *, sleeps: list[float] | None = None, **kwargs: object) -> Any:
+    """A text provider of kind ``api`` pointed at ``server``; ``sleeps`` (when given) records backoff waits
+    instead of sleeping them."""
+    return TEXT[api].build(server, sleeps=sleeps, **kwargs)
 
 
 @pytest.fixture
@@ -222,38 +266,39 @@ def test_fit_image_keeps_small_images_and_reencodes_large_jpegs() -> None:
     assert fit_image(out.getvalue(), "image/jpeg", 150) == (data, mime)  # deterministic: same bytes each time
 
 
-# --- retries and failures, both providers ---------------------------------------------------------------
+# --- retries and failures, every remote client (text providers and image editors) ------------------------
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_429_with_retry_after_is_waited_out_then_succeeds(api: str) -> None:
-    failure = InjectedFailure(429, path=_path(api), retry_after="1")
+@pytest.mark.parametrize("client", CLIENTS)
+def test_429_with_retry_after_is_waited_out_then_succeeds(client: Client) -> None:
+    failure = InjectedFailure(429, path=client.path, retry_after="0.5")
     with _server(failures=[failure]) as server:
-        response = _provider(api, server).complete(_request())
-    assert response.status == OK and response.attempts == 2
-    first, second = server.requests_to(api)
+        response = client.send(client.build(server))
+    assert response.status == OK and response.attempts == 2 and client.answered(response)
+    first, second = server.requests_to(client.api)
     assert outcomes([first, second]) == ["429", "ok"]
-    assert 0.95 <= second.received_at - first.received_at < 2.0  # waited Retry-After, not the 0.01 s backoff
-    assert response.latency_ms >= 950
+    assert 0.45 <= second.received_at - first.received_at < 1.5  # waited Retry-After, not the 0.01 s backoff
+    assert response.latency_ms >= 450
 
 
-def test_gemini_honours_retry_info_in_the_error_body() -> None:
-    failure = InjectedFailure(429, path=gemini_path("vision-model"), retry_info_s=2.5)
+@pytest.mark.parametrize("client", GEMINI_CLIENTS)
+def test_gemini_honours_retry_info_in_the_error_body(client: Client) -> None:
+    failure = InjectedFailure(429, path=client.path, retry_info_s=2.5)
     sleeps: list[float] = []
     with _server(failures=[failure]) as server:
-        response = _provider(GEMINI, server, sleeps=sleeps).complete(_request())
+        response = client.send(client.build(server, sleeps=sleeps))
     assert response.status == OK and response.attempts == 2
     assert sleeps == [2.5]
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_persistent_500_gives_http_error_after_max_retries(api: str, logs: Callable[[], str]) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_persistent_500_gives_http_error_after_max_retries(client: Client, logs: Callable[[], str]) -> None:
     sleeps: list[float] = []
-    with _server(failures=[InjectedFailure(500, path=_path(api), times=None)]) as server:
-        response = _provider(api, server, sleeps=sleeps, max_retries=3, backoff_s=0.5, max_backoff_s=10).complete(_request())
-    assert response.status == HTTP_ERROR and response.attempts == 4 and response.text == ""
+    with _server(failures=[InjectedFailure(500, path=client.path, times=None)]) as server:
+        response = client.send(client.build(server, sleeps=sleeps, max_retries=3, backoff_s=0.5, max_backoff_s=10))
+    assert response.status == HTTP_ERROR and response.attempts == 4 and not client.answered(response)
     assert response.error is not None and "500" in response.error
-    assert outcomes(server.requests_to(api)) == ["500"] * 4
+    assert outcomes(server.requests_to(client.api)) == ["500"] * 4
     # Exponential backoff with up to one backoff_s of jitter.
     assert len(sleeps) == 3
     for retry, delay in enumerate(sleeps, start=1):
@@ -262,80 +307,74 @@ def test_persistent_500_gives_http_error_after_max_retries(api: str, logs: Calla
     assert "failed after 4 attempt(s)" in logs()
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_two_500s_then_success(api: str) -> None:
-    with _server(failures=[InjectedFailure(500, path=_path(api), times=2)]) as server:
-        response = _provider(api, server, sleeps=[]).complete(_request())
-    assert response.status == OK and response.attempts == 3
+@pytest.mark.parametrize("client", CLIENTS)
+def test_two_500s_then_success(client: Client) -> None:
+    with _server(failures=[InjectedFailure(500, path=client.path, times=2)]) as server:
+        response = client.send(client.build(server, sleeps=[]))
+    assert response.status == OK and response.attempts == 3 and client.answered(response)
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("status", [400, 404])
-def test_client_errors_are_not_retried(api: str, status: int) -> None:
-    with _server(failures=[InjectedFailure(status, path=_path(api), times=None)]) as server:
-        response = _provider(api, server, sleeps=[]).complete(_request())
+def test_client_errors_are_not_retried(client: Client, status: int) -> None:
+    with _server(failures=[InjectedFailure(status, path=client.path, times=None)]) as server:
+        response = client.send(client.build(server, sleeps=[]))
     assert response.status == HTTP_ERROR and response.attempts == 1
     assert str(status) in (response.error or "")
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_408_is_retried(api: str) -> None:
-    with _server(failures=[InjectedFailure(408, path=_path(api))]) as server:
-        response = _provider(api, server, sleeps=[]).complete(_request())
+@pytest.mark.parametrize("client", CLIENTS)
+def test_408_is_retried(client: Client) -> None:
+    with _server(failures=[InjectedFailure(408, path=client.path)]) as server:
+        response = client.send(client.build(server, sleeps=[]))
     assert response.status == OK and response.attempts == 2
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_slow_server_times_out(api: str) -> None:
-    failure = InjectedFailure(SLOW, path=_path(api), times=None, delay_s=3.0)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_slow_server_times_out(client: Client) -> None:
+    failure = InjectedFailure(SLOW, path=client.path, times=None, delay_s=3.0)
     with _server(failures=[failure]) as server:
-        response = _provider(api, server, sleeps=[], timeout_s=0.3, max_retries=1).complete(_request())
-    assert response.status == TIMEOUT and response.attempts == 2
+        response = client.send(client.build(server, sleeps=[], timeout_s=0.3, max_retries=1))
+    assert response.status == TIMEOUT and response.attempts == 2 and not client.answered(response)
     assert len(server.requests) == 2
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_slow_once_then_answers(api: str) -> None:
-    failure = InjectedFailure(SLOW, path=_path(api), delay_s=3.0)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_slow_once_then_answers(client: Client) -> None:
+    failure = InjectedFailure(SLOW, path=client.path, delay_s=3.0)
     with _server(failures=[failure]) as server:
-        response = _provider(api, server, sleeps=[], timeout_s=0.3).complete(_request())
+        response = client.send(client.build(server, sleeps=[], timeout_s=0.3))
     assert response.status == OK and response.attempts == 2
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_connection_refused(api: str) -> None:
+@pytest.mark.parametrize("client", CLIENTS)
+def test_connection_refused(client: Client) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        base = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    nothing_listens = SimpleNamespace(openai_base_url=f"{base}/v1", gemini_base_url=f"{base}/")
     sleeps: list[float] = []
-    base = f"http://127.0.0.1:{port}"
-    settings = {"timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.01, "sleep": sleeps.append}
-    provider = (
-        OpenAIProvider(OPENAI_KEY, base_url=f"{base}/v1", **settings)  # type: ignore[arg-type]
-        if api == OPENAI
-        else GeminiProvider(GEMINI_KEY, base_url=f"{base}/", **settings)  # type: ignore[arg-type]
-    )
-    response = provider.complete(_request())
+    response = client.send(client.build(nothing_listens, sleeps=sleeps, timeout_s=2.0, max_retries=2))
     assert response.status == CONNECTION_ERROR and response.attempts == 3 and len(sleeps) == 2
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("kind", [NOT_JSON, TRUNCATED_BODY])
-def test_reply_that_is_not_an_api_object_is_invalid_response_and_retried(api: str, kind: str) -> None:
+def test_reply_that_is_not_an_api_object_is_invalid_response_and_retried(client: Client, kind: str) -> None:
     # A 200 whose body is an HTML page or JSON cut off halfway is a server malfunction like a 5xx: status
     # invalid_response (not http_error), retried like any other transport failure.
-    with _server(failures=[InjectedFailure(kind, path=_path(api), times=None)]) as server:
-        response = _provider(api, server, sleeps=[], max_retries=2).complete(_request())
-    assert response.status == INVALID_RESPONSE and response.attempts == 3 and response.text == ""
-    with _server(failures=[InjectedFailure(kind, path=_path(api))]) as server:
-        response = _provider(api, server, sleeps=[]).complete(_request())
+    with _server(failures=[InjectedFailure(kind, path=client.path, times=None)]) as server:
+        response = client.send(client.build(server, sleeps=[], max_retries=2))
+    assert response.status == INVALID_RESPONSE and response.attempts == 3 and not client.answered(response)
+    with _server(failures=[InjectedFailure(kind, path=client.path)]) as server:
+        response = client.send(client.build(server, sleeps=[]))
     assert response.status == OK and response.attempts == 2
 
 
 @pytest.mark.parametrize("api", PROVIDERS)
 def test_malformed_answer_text_is_passed_through_for_the_call_layer(api: str) -> None:
-    failure = InjectedFailure(MALFORMED_CONTENT, path=_path(api), content='{"dimensions": [{"dimension": "col')
+    failure = InjectedFailure(MALFORMED_CONTENT, path=TEXT[api].path, content='{"dimensions": [{"dimension": "col')
     with _server(failures=[failure]) as server:
         response = _provider(api, server).complete(_request())
     assert response.status == OK and response.attempts == 1
@@ -344,7 +383,7 @@ def test_malformed_answer_text_is_passed_through_for_the_call_layer(api: str) ->
 
 @pytest.mark.parametrize("api", PROVIDERS)
 def test_failures_can_target_one_request_by_body_and_position(api: str) -> None:
-    failure = InjectedFailure(500, path=_path(api), match="verdicts", skip=1, times=1)
+    failure = InjectedFailure(500, path=TEXT[api].path, match="verdicts", skip=1, times=1)
     with _server(failures=[failure]) as server:
         provider = _provider(api, server, sleeps=[])
         statuses = [
@@ -380,24 +419,30 @@ def test_server_fails_the_test_on_paths_it_does_not_serve() -> None:
 # --- secrets --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("api", PROVIDERS)
-def test_api_key_never_in_repr_errors_or_logs(api: str, logs: Callable[[], str]) -> None:
-    key = OPENAI_KEY if api == OPENAI else GEMINI_KEY
-    failures = [InjectedFailure(500, path=_path(api), times=2), InjectedFailure(NOT_JSON, path=_path(api), times=2)]
+@pytest.mark.parametrize("client", CLIENTS)
+def test_api_key_never_in_repr_errors_or_logs(client: Client, logs: Callable[[], str]) -> None:
+    failures = [InjectedFailure(500, path=client.path, times=2), InjectedFailure(NOT_JSON, path=client.path, times=2)]
     with ModelApiServer(openai_key="other-openai", gemini_key="other-gemini") as wrong_key:
-        rejected = _provider(api, wrong_key, sleeps=[]).complete(_request())
+        rejected = client.send(client.build(wrong_key, sleeps=[]))
     with _server(failures=failures) as server:
-        provider = _provider(api, server, sleeps=[], max_retries=1)
-        responses = [provider.complete(_request()) for _ in range(3)]
+        built = client.build(server, sleeps=[], max_retries=1)
+        responses = [client.send(built) for _ in range(3)]
     assert rejected.status == HTTP_ERROR and rejected.attempts == 1  # a bad key is a 4xx: never retried
     assert [response.status for response in responses] == [HTTP_ERROR, INVALID_RESPONSE, OK]
-    assert key not in repr(provider) and key not in str(provider)
+    assert client.key not in repr(built) and client.key not in str(built)
     for response in [rejected, *responses]:
-        assert key not in repr(response)
-    assert all(key not in str(request.headers) for request in server.requests)
+        assert client.key not in repr(response) and client.key not in (response.error or "")
+    assert all(client.key not in str(request.headers) for request in server.requests)
     text = logs()
     assert "attempt" in text  # the retries were logged ...
-    assert key not in text  # ... without the key
+    assert client.key not in text  # ... without the key
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_empty_key_is_refused_without_echoing_it(client: Client) -> None:
+    for blank in ("", "   "):
+        with pytest.raises(ValueError, match="non-empty API key"):
+            client.make(blank)
 
 
 # --- the Dagster resource -------------------------------------------------------------------------------

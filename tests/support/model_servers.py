@@ -658,3 +658,12 @@ class ModelApiServer:
 def outcomes(requests: Sequence[RecordedRequest]) -> list[str]:
     """The ``outcome`` of each request, for compact assertions."""
     return [request.outcome for request in requests]
+
+
+def client_settings(sleeps: list[float] | None = None, **changes: object) -> dict[str, object]:
+    """Transport keywords for a provider or editor under test: a short timeout and backoff and, with ``sleeps``,
+    backoff waits recorded there instead of slept; ``changes`` override or add keywords."""
+    settings: dict[str, object] = {"timeout_s": 5.0, "backoff_s": 0.01, "max_backoff_s": 5.0}
+    if sleeps is not None:
+        settings["sleep"] = sleeps.append
+    return {**settings, **changes}

@@ -1,0 +1,113 @@
+"""Benchmark / train split by base design, and the three question formats per labelled (design, indicator).
+
+Pure logic: assets/lib/design_questions.py. Every variant of a base design lands on its base's side, so no
+base design is in both the benchmark and the training set.
+"""
+
+import json
+
+import pandas as pd
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from assets.design_ingest import design_records
+from assets.design_review import design_labels
+from assets.design_settings import DesignSettings
+from assets.lib.design_indicators import indicator
+from assets.lib.design_model import Design
+from assets.lib.design_questions import QuestionInputError, build_questions, question_input_from_design
+from assets.step import recorded_step
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows, registered
+from warehouse.ids import digest_of
+
+BENCHMARK, TRAIN = "benchmark", "train"
+QUESTION_STAGE = "design_question"
+
+
+def split_of(base_design_id: str, seed: int, benchmark_fraction: float) -> str:
+    """A stable coin per base design: the same id and seed always land on the same side."""
+    return BENCHMARK if int(digest_of([seed, base_design_id])[:15], 16) / 16**15 < benchmark_fraction else TRAIN
+
+
+@asset(
+    group_name="design_aesthetics",
+    code_version="1",
+    deps=[design_records],
+    description="Every base design in the benchmark or the training set (seeded, by base design); its perturbed"
+    " variants follow it.",
+)
+def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, designs: DesignSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = {"seed": designs.split_seed, "benchmark_fraction": designs.benchmark_fraction}
+    with recorded_step(context, wh, params) as step:
+        with step.batch() as log:
+            stale = log.con.execute("SELECT count(*) FROM design_split WHERE seed <> ?", [designs.split_seed]).fetchone()[0]
+            if stale:  # a new seed re-deals every base design
+                log.con.execute("DELETE FROM design_split")
+            bases = [r[0] for r in log.con.execute(
+                "SELECT design_id FROM design WHERE NOT is_perturbed AND design_id NOT IN (SELECT base_design_id FROM design_split)"
+                " ORDER BY design_id").fetchall()]
+            rows = [{"base_design_id": b, "split": split_of(b, designs.split_seed, designs.benchmark_fraction),
+                     "seed": designs.split_seed, "activity_id": log.activity_id} for b in bases]
+            insert_rows(log.con, "design_split", rows)
+            log.used(bases, "base_design")
+        for row in rows:
+            step.counts[row["split"]] += 1
+    return MaterializeResult(metadata=step.summary())
+
+
+@asset(
+    group_name="design_aesthetics",
+    code_version="1",
+    deps=[design_labels, design_splits],
+    description="Aesthetic judgment (yes/no), region selection (four choices, None among them) and precise"
+    " localisation (a box or None) for every labelled perturbed design and indicator, with seeded choice order.",
+)
+def design_questions(context: AssetExecutionContext, warehouse: WarehouseResource, designs: DesignSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = {"seed": designs.question_seed, "box_units": designs.box_units}
+    settings_key = digest_of(params)
+    with recorded_step(context, wh, {**params, "settings_key": settings_key}) as step:
+        # Labels whose questions are missing or out of date (label, split or settings changed).
+        select = (
+            "SELECT l.design_id || '|' || l.indicator, l.design_id, l.indicator, l.flawed, l.source, l.answer_element_id,"
+            " d.record, d.base_design_id, s.split"
+            " FROM design_label l JOIN design d USING (design_id) JOIN design_split s ON s.base_design_id = d.base_design_id"
+            " WHERE NOT EXISTS (SELECT 1 FROM design_question q WHERE q.design_id = l.design_id AND q.indicator = l.indicator"
+            " AND q.judged_flawed = l.flawed AND q.split = s.split AND q.label_source = l.source AND q.settings_key = ?)"
+        )
+        for page in wh.pages(select, [settings_key], key="(l.design_id || '|' || l.indicator)", block=designs.batch_size * 4):
+            rows, skipped = [], []
+            keys = pd.DataFrame({"design_id": [p[1] for p in page], "indicator": [p[2] for p in page]})
+            with step.batch() as log, registered(log.con, "_page", keys):
+                perturbed: dict[str, list[str]] = {}
+                for design_id, element_id in log.con.execute(
+                        "SELECT design_id, element_id FROM design_perturbation_op WHERE design_id IN (SELECT design_id FROM _page)"
+                        " ORDER BY design_id, op_index").fetchall():
+                    perturbed.setdefault(design_id, []).append(element_id)
+            for _, design_id, name, flawed, source, answer_element, record, base_id, split in page:
+                design = Design.from_dict(json.loads(record))
+                try:
+                    item = question_input_from_design(design, name, indicator(name).definition, perturbed[design_id], flawed,
+                                                      answer_element)
+                except QuestionInputError as exc:
+                    skipped.append((design_id, name, exc.reason_code, str(exc)))
+                    continue
+                made, skips = build_questions(item, designs.question_seed, designs.box_units)
+                skipped.extend((design_id, name, s.reason_code, f"{s.format}: {s.detail}") for s in skips)
+                for q in made:
+                    data = q.to_dict()
+                    rows.append({"question_id": q.question_id, "design_id": design_id, "base_design_id": base_id,
+                                 "indicator": name, "format": q.format, "split": split, "prompt": q.prompt,
+                                 "choices": json.dumps(data["choices"]), "answer": json.dumps(data["answer"]),
+                                 "answer_index": q.answer_index, "judged_flawed": flawed, "label_source": source,
+                                 "canvas_width": design.canvas_width, "canvas_height": design.canvas_height,
+                                 "settings_key": settings_key})
+                    step.counts[f"{split}:{q.format}"] += 1
+            with step.batch() as log, registered(log.con, "_page", keys):
+                log.con.execute("DELETE FROM design_question WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM _page)")
+                insert_rows(log.con, "design_question", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+                log.used({p[1] for p in page}, "design")
+                log.rejected(QUESTION_STAGE, ((f"{d}|{n}", code, detail) for d, n, code, detail in skipped))
+            step.counts["skipped"] += len(skipped)
+    return MaterializeResult(metadata=step.summary())
