@@ -7,15 +7,28 @@ and the ``counterfactual_edit`` table only: they never become pool members, so n
 images can contain one.
 """
 
+import json
 from pathlib import Path
 from typing import Optional
 
 from dagster import AssetExecutionContext, ConfigurableResource, Failure, MaterializeResult, asset
 from pydantic import Field
 
-from assets.lib.counterfactual import DEFAULT_LABELS, SpecSheetError, edit_prompt, edit_record, parse_specs
+from assets.lib.counterfactual import (
+    DEFAULT_LABELS,
+    CheckEvent,
+    CheckSheetError,
+    CheckTransitionError,
+    CounterfactualRecord,
+    SpecSheetError,
+    edit_prompt,
+    edit_record,
+    parse_checks,
+    parse_specs,
+    transition,
+)
 from assets.pool import image_pool
-from assets.step import recorded_step
+from assets.step import Step, recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.image_editing import MODEL_PLACEHOLDER, ImageEditorResource
 from resources.warehouse import WarehouseResource
@@ -31,6 +44,7 @@ class CounterfactualSettings(ConfigurableResource):
     original_label, intended_label)."""
 
     specs: Optional[str] = Field(default=None, description="CSV of edit specs; None: no edits")
+    checks: Optional[str] = Field(default=None, description="CSV of manual-check decisions (record_id, decision, reviewer, note)")
     labels: list[str] = Field(default_factory=lambda: list(DEFAULT_LABELS), description="Allowed labels")
     seed: Optional[int] = Field(default=None, description="Sent to models that take one")
 
@@ -55,6 +69,7 @@ def counterfactual_edits(
     with recorded_step(context, wh, params) as step:
         if not counterfactual.specs:
             step.notes["skipped"] = "no counterfactual.specs configured"
+            _apply_checks(step, counterfactual.checks)
             return MaterializeResult(metadata=step.summary())
         path = Path(counterfactual.specs)
         try:
@@ -64,6 +79,7 @@ def counterfactual_edits(
             raise Failure(description=f"counterfactual specs: {exc}") from exc
         if image_editor.model == MODEL_PLACEHOLDER:
             step.notes["skipped"] = f"{len(specs)} spec(s) read; no image-edit model configured (image_editor.model)"
+            _apply_checks(step, counterfactual.checks)
             return MaterializeResult(metadata=step.summary())
         editor = image_editor.editor()
         for spec in specs:
@@ -108,4 +124,47 @@ def counterfactual_edits(
                                                               "attempts": response.attempts, "latency_ms": response.latency_ms,
                                                               "activity_id": log.activity_id}])
             step.counts["edited"] += 1
+        _apply_checks(step, counterfactual.checks)
     return MaterializeResult(metadata=step.summary())
+
+
+def _apply_checks(step: Step, checks: str | None) -> None:
+    """Move edits through their manual check (pending → approved / rejected; approved → rejected) as the check
+    sheet says; every decision is kept in the record's history. Bad rows fail the run, naming them, after the
+    valid decisions are stored."""
+    if not checks:
+        return
+    path = Path(checks)
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as stream:
+            decisions = parse_checks(stream, path.name)
+    except (OSError, CheckSheetError) as exc:
+        raise Failure(description=f"counterfactual checks: {exc}") from exc
+    problems = []
+    for decision in decisions:
+        with step.batch() as log:
+            row = log.con.execute("SELECT * FROM counterfactual_edit WHERE record_id = ?", [decision.record_id]).fetchdf()
+            if row.empty:
+                problems.append(f"row {decision.row}: no counterfactual edit {decision.record_id!r}")
+                continue
+            record = _record(row.iloc[0].to_dict())
+            try:
+                updated = transition(record, decision.decision, reviewer=decision.reviewer, note=decision.note)
+            except CheckTransitionError as exc:
+                problems.append(f"row {decision.row}: {exc}")
+                continue
+            if updated is record:
+                continue
+            log.con.execute(
+                "UPDATE counterfactual_edit SET manual_check = ?, checked_by = ?, check_note = ?, history = ? WHERE record_id = ?",
+                [updated.manual_check, updated.checked_by, updated.check_note,
+                 canonical_json([vars(e) for e in updated.history]), updated.record_id])
+            step.counts[f"checked:{updated.manual_check}"] += 1
+    if problems:
+        raise Failure(description=f"counterfactual check sheet {path.name}: " + "; ".join(problems))
+
+
+def _record(row: dict) -> CounterfactualRecord:
+    fields = {name: row[name] for name in CounterfactualRecord.__dataclass_fields__ if name in row and name not in ("synthetic", "kind", "history")}
+    fields["seed"] = None if fields.get("seed") is None or fields["seed"] != fields["seed"] else int(fields["seed"])
+    return CounterfactualRecord(**fields, history=tuple(CheckEvent(**e) for e in json.loads(row["history"])))

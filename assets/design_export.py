@@ -5,6 +5,7 @@ from pathlib import Path
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.design_questions import BENCHMARK, TRAIN, design_questions
+from assets.design_reasoning import design_reasoning_paths
 from assets.design_settings import DesignSettings
 from assets.exports import Contents, ExportFile, publish
 from assets.step import recorded_step
@@ -18,7 +19,7 @@ def _split_query(split: str) -> str:
 @asset(
     group_name="design_aesthetics",
     code_version="1",
-    deps=[design_questions],
+    deps=[design_questions, design_reasoning_paths],
     description="aeseval_benchmark.{jsonl,parquet} and aeseval_train.jsonl: one question per record (render path,"
     " indicator, format, prompt, choices, answer, provenance); natural designs only.",
 )
@@ -32,7 +33,8 @@ def aeseval_export(context: AssetExecutionContext, warehouse: WarehouseResource,
         ExportFile(out / "aeseval_train.jsonl", _split_query(TRAIN), "json", designs_in.format(split=TRAIN)),
     ]
     contents = Contents("SELECT DISTINCT design_id FROM design_question_records ORDER BY 1", role="design",
-                        fingerprint_query="SELECT count(*), sum(hash(id, image_sha256, answer, split)) FROM design_question_records")
+                        fingerprint_query="SELECT count(*), sum(hash(id, image_sha256, answer, split, reasoning))"
+                        " FROM design_question_records")
     with recorded_step(context, wh, {"export_dir": str(out)}) as step:
         publish(step, "aeseval", files, contents)
     return MaterializeResult(metadata=step.summary())

@@ -20,6 +20,14 @@ from assets.design_settings import DesignSettings
 from assets.exports import Contents, ExportFile, publish
 from assets.lib.design_indicators import indicator, indicators_affected
 from assets.lib.design_judge import JudgeThresholds, judge_design
+from assets.lib.design_labelling import (
+    CallSettings,
+    LabelledExample,
+    build_label_request,
+    element_box,
+    label_parser,
+    repair_request,
+)
 from assets.lib.design_model import Design
 from assets.lib.design_review import (
     ReviewItem,
@@ -30,15 +38,20 @@ from assets.lib.design_review import (
     parse_review_votes,
     review_item,
 )
+from assets.lib.model_calls import CallBudget, ModelCaller, RateLimiter
+from assets.model_call_store import WarehouseCallStore
 from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
+from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import entity_id
 from warehouse.lineage import Entity
 
 REVIEW_STAGE = "design_review"
+LABEL_STAGE = "design_label"
+LABELLERS = ("heuristic", "model")
 
 _SHEET_QUERY = """
 SELECT '{review_round}' AS review_round, i.item_id, i.design_id, local_path(i.image) AS image, i.indicator, i.definition,
@@ -102,13 +115,20 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
     " naming its rows, after the good sheets are stored.",
 )
 def design_labels(
-    context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource, designs: DesignSettings
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    blob_store: BlobStoreResource,
+    model_providers: ModelProvidersResource,
+    designs: DesignSettings,
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
     review = designs.review
     thresholds = JudgeThresholds()
-    params = {"tie_breaker": review.tie_breaker, "min_votes": review.min_votes, "judge": thresholds.digest()}
+    if designs.labeller not in LABELLERS:
+        raise Failure(description=f"designs.labeller {designs.labeller!r}: one of {', '.join(LABELLERS)}")
+    params = {"tie_breaker": review.tie_breaker, "min_votes": review.min_votes, "labeller": designs.labeller,
+              "judge": thresholds.digest(), "few_shot": designs.few_shot}
     with recorded_step(context, wh, params) as step:
         problems = _ingest_votes(step, Path(review.returned_dir))
         with step.batch() as log:
@@ -121,7 +141,9 @@ def design_labels(
                  "activity_id": log.activity_id} for a in agreement])
         human = majority_labels(votes, review.tie_breaker, review.min_votes)
         vote_counts = {item: label.n_votes for item, label in human.items()}
-        _label_items(step, store, human, vote_counts, thresholds, designs.batch_size)
+        labeller = (_JudgeLabeller(store, thresholds) if designs.labeller == "heuristic"
+                    else _ModelLabeller(step, store, model_providers, _examples(wh, human, designs.few_shot)))
+        _label_items(step, human, vote_counts, labeller, designs.batch_size)
         if problems:
             raise Failure(description="malformed review sheet(s); the other sheets were stored. Fix the rows named and run"
                           " again:\n" + "\n".join(problems), metadata={"sheets": MetadataValue.json(problems)})
@@ -176,9 +198,95 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
     return problems
 
 
-def _label_items(step: Step, store: BlobStore, human: dict, vote_counts: dict[str, int], thresholds: JudgeThresholds,
-                 batch_size: int) -> None:
-    """(Re)label the items whose label is missing or whose vote count changed; renders are judged once per design."""
+def annotator_caller(step: Step, providers: ModelProvidersResource) -> tuple[ModelCaller, CallSettings, str]:
+    """The provider layer's ``annotator`` role for design calls: cached and logged in ``model_call`` under this
+    step's activity, with the design repair prompt; and the call settings and a name for provenance."""
+    role = providers.role("annotator")
+    endpoint = role.provider + (f"@{role.base_url}" if role.base_url else "")
+    caller = ModelCaller(endpoint, providers.provider_for("annotator"), WarehouseCallStore(step.warehouse, step.activity_id),
+                         CallBudget(None, None), RateLimiter(None), repair_request)
+    return caller, CallSettings(role.model, role.temperature, role.max_output_tokens), f"model {role.provider}/{role.model}"
+
+
+class _JudgeLabeller:
+    """The offline path: the heuristic judge's verdict from measurements of the render."""
+
+    source = "heuristic"
+
+    def __init__(self, store: BlobStore, thresholds: JudgeThresholds) -> None:
+        self.store, self.thresholds = store, thresholds
+
+    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> dict[str, tuple]:
+        render = Image.open(io.BytesIO(self.store.get_bytes(png_sha))).convert("RGB")
+        return {j.indicator: (j.flawed, f"judge {self.thresholds.digest()[:12]}", j.evidence)
+                for j in judge_design(design, render, indicators, thresholds=self.thresholds)}
+
+
+class _ModelLabeller:
+    """Few-shot labelling through the provider layer's ``annotator`` role (AesEval's human-guided VLM labelling):
+    people's labels of the same indicator as examples, the edited elements' boxes as a prior; each call cached
+    and logged in ``model_call``; an answer that fails validation after one repair leaves the item unlabelled
+    with its reason in ``rejection``."""
+
+    source = "model"
+
+    def __init__(self, step: Step, store: BlobStore, providers: ModelProvidersResource,
+                 examples: dict[str, list[LabelledExample]]) -> None:
+        self.step, self.store, self.examples = step, store, examples
+        self.caller, self.settings, self.rule = annotator_caller(step, providers)
+
+    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> dict[str, tuple]:
+        image = self.store.get_bytes(png_sha)
+        priors = [element_box(design, element_id) for element_id in dict.fromkeys(perturbed)]
+        out, failures = {}, []
+        for name in indicators:
+            request = build_label_request(design, image, "image/png", name, indicator(name).definition,
+                                          self.examples.get(name, []), priors, self.settings)
+            outcome = self.caller.call(request, label_parser(design), item_id=design.design_id)
+            if outcome.ok:
+                label = outcome.value
+                out[name] = (label.flawed, self.rule, {"reason": label.reason, "box": label.box, "element_id": label.element_id,
+                                                       "calls": list(outcome.call_ids)})
+            else:
+                failures.append((f"{design.design_id}|{name}", outcome.reason_code or outcome.status, outcome.detail))
+            self.step.counts["label_requests_sent"] += outcome.requests_sent
+        if failures:
+            with self.step.batch() as log:
+                log.rejected(LABEL_STAGE, failures)
+        return out
+
+
+def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]]:
+    """Per indicator, up to ``few_shot`` items people resolved (in item-id order), with their verdict, a reason
+    built from their comments (or the vote count), and the box of the element the item is about."""
+    resolved = sorted(item_id for item_id, label in human.items() if label.flawed is not None)
+    if few_shot <= 0 or not resolved:
+        return {}
+    with wh.transaction() as con, registered(con, "_resolved", pd.DataFrame({"item_id": resolved})):
+        rows = con.execute(
+            "SELECT i.item_id, i.design_id, i.indicator, d.record,"
+            " (SELECT string_agg(v.comment, '; ' ORDER BY v.annotator) FROM design_review_vote v"
+            "   WHERE v.item_id = i.item_id AND v.comment <> '') AS notes,"
+            " (SELECT list([o.element_id, o.element_type, o.op] ORDER BY o.op_index) FROM design_perturbation_op o"
+            "   WHERE o.design_id = i.design_id) AS ops"
+            " FROM design_review_item i JOIN design d USING (design_id) WHERE i.item_id IN (SELECT item_id FROM _resolved)"
+            " ORDER BY i.item_id").fetchall()
+    out: dict[str, list[LabelledExample]] = defaultdict(list)
+    for item_id, design_id, name, record, notes, ops in rows:
+        if len(out[name]) >= few_shot:
+            continue
+        label = human[item_id]
+        reason = notes or f"{label.n_flawed} of {label.n_votes} annotators saw a {name.replace('_', ' ')} problem"
+        box = None
+        if label.flawed:
+            element_id = answer_elements([tuple(op) for op in ops])[name]
+            box = element_box(Design.from_dict(json.loads(record)), element_id)
+        out[name].append(LabelledExample(label.flawed, reason, box, design_id=design_id))
+    return dict(out)
+
+
+def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, batch_size: int) -> None:
+    """(Re)label the items whose label is missing or whose vote count changed; one labeller call per design."""
     wh = step.warehouse
     select = ("SELECT d.design_id, d.record, r.png_sha256 FROM design d JOIN design_render r USING (design_id)"
               " WHERE d.design_id IN (SELECT design_id FROM design_review_item)")
@@ -203,19 +311,18 @@ def _label_items(step: Step, store: BlobStore, human: dict, vote_counts: dict[st
             record, sha = pages[design_id]
             wanted = [i for i in stale if i[1] == design_id]
             answers = answer_elements(by_design[design_id])
-            unresolved = [i for i in wanted if human.get(i[0]) is None or human[i[0]].flawed is None]
-            judged = {}
-            if unresolved:
-                design = Design.from_dict(json.loads(record))
-                render = Image.open(io.BytesIO(store.get_bytes(sha))).convert("RGB")
-                judged = {j.indicator: j for j in judge_design(design, render, [i[2] for i in unresolved], thresholds=thresholds)}
+            unresolved = [i[2] for i in wanted if human.get(i[0]) is None or human[i[0]].flawed is None]
+            design = Design.from_dict(json.loads(record))
+            machine = labeller.label(design, sha, unresolved, [op[0] for op in by_design[design_id]]) if unresolved else {}
             for item_id, _, name, _ in wanted:
                 label = human.get(item_id)
                 if label is not None and label.flawed is not None:
                     flawed, source, rule, evidence = label.flawed, "human", label.rule, {"n_flawed": label.n_flawed}
+                elif name in machine:
+                    source = labeller.source
+                    flawed, rule, evidence = machine[name]
                 else:
-                    j = judged[name]
-                    flawed, source, rule, evidence = j.flawed, "heuristic", f"judge {thresholds.digest()[:12]}", j.evidence
+                    continue  # the model gave no valid answer: unlabelled, its reason in rejection
                 rows.append({"design_id": design_id, "indicator": name, "flawed": flawed, "source": source, "rule": rule,
                              "n_votes": vote_counts.get(item_id, 0), "answer_element_id": answers[name],
                              "evidence": json.dumps(evidence, sort_keys=True, default=str)})

@@ -44,6 +44,9 @@ class DesignSettings(ConfigurableResource):
     font_dirs: list[str] = Field(default_factory=list, description="Extra font folders searched before the system's")
     perturb: PerturbConfig = Field(default_factory=PerturbConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    labeller: str = Field(default="heuristic", description="Labels where people gave none: heuristic (offline judge) or"
+                          " model (few-shot through the provider layer's annotator role)")
+    few_shot: int = Field(default=3, description="Human-labelled examples of the same indicator shown to the model labeller")
     benchmark_fraction: float = Field(default=0.3, description="Share of base designs (with all their variants) in the benchmark")
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
     question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")

@@ -11,6 +11,7 @@ from assets.design_export import aeseval_export
 from assets.design_ingest import design_records
 from assets.design_perturbation import perturbed_designs
 from assets.design_questions import design_questions, design_splits
+from assets.design_reasoning import design_reasoning_paths
 from assets.design_rendering import design_renders
 from assets.design_review import design_labels, design_review_sheet
 from assets.filtering import pool_candidates
@@ -43,7 +44,7 @@ PHOTOCRITIQUE_ASSETS = [
 ]
 CRITIQUE_CANVAS_ASSETS = [critique_pairs, critique_splits, critique_audit_sample, critique_audit_report, critique_canvas_export]
 DESIGN_ASSETS = [design_records, perturbed_designs, design_renders, design_review_sheet, design_labels, design_splits,
-                 design_questions, aeseval_export]
+                 design_questions, design_reasoning_paths, aeseval_export]
 ALL_ASSETS = [*IMAGE_POOL_ASSETS, *PHOTOCRITIQUE_ASSETS, *CRITIQUE_CANVAS_ASSETS, *DESIGN_ASSETS, counterfactual_edits]
 ALL_CHECKS = [source_records_contract, image_pool_contract, photocritique_references_contract, critique_pairs_contract,
               critique_splits_contract, perturbation_log_contract, design_questions_contract]

@@ -97,8 +97,9 @@ def load_config(path: Path) -> dict[str, Any]:
     review = designs["review"] = dict(designs.get("review") or {})
     review["sheet_dir"] = resolve(review.get("sheet_dir") or "data/review/designs")
     review["returned_dir"] = resolve(review.get("returned_dir") or str(Path(review["sheet_dir"]) / "returned"))
-    if config["counterfactual"].get("specs"):
-        config["counterfactual"]["specs"] = resolve(config["counterfactual"]["specs"])
+    for key in ("specs", "checks"):
+        if config["counterfactual"].get(key):
+            config["counterfactual"][key] = resolve(config["counterfactual"][key])
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config

@@ -9,18 +9,19 @@ every edit by hand, regenerating the failures). The edited image is a *synthetic
 revises the source's own label and never joins an accuracy split, so every record says so (``synthetic``,
 ``kind``) and ``guard_natural`` stops one from slipping into an export of natural images.
 
-Specs come from a CSV sheet written by people; rows are numbered as a spreadsheet shows them (the header is
-row 1) so an error points at the cell to fix. Nothing here calls a model or touches the warehouse.
+Specs and manual-check decisions come from CSV sheets written by people (read with assets/lib/sheets.py); rows
+are numbered as a spreadsheet shows them (the header is row 1) so an error points at the cell to fix.
+Nothing here calls a model or touches the warehouse.
 """
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
+from assets.lib.sheets import SheetError, SheetReader
 from warehouse.ids import digest_of, entity_id
 
 KIND = "counterfactual_edit"
@@ -373,17 +374,11 @@ def pair_figures(answers: Iterable[tuple[CounterfactualSpec, str, str]]) -> Pair
 # --- the spec sheet -------------------------------------------------------------------------------------
 
 
-class SpecSheetError(ValueError):
+class SpecSheetError(SheetError):
     """A spec sheet that cannot be read; names the sheet and every offending row."""
 
     reason_code = "malformed_counterfactual_sheet"
-
-    def __init__(self, sheet: str, problems: Sequence[tuple[int | None, str]]) -> None:
-        self.sheet = sheet
-        self.problems = list(problems)
-        shown = "; ".join(f"row {row}: {text}" if row else text for row, text in self.problems[:20])
-        more = f" (and {len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
-        super().__init__(f"counterfactual sheet {sheet}: {shown}{more}")
+    prefix = "counterfactual sheet"
 
 
 def parse_specs(stream: TextIO, sheet: str = "specs", labels: Sequence[str] = DEFAULT_LABELS) -> list[CounterfactualSpec]:
@@ -393,35 +388,86 @@ def parse_specs(stream: TextIO, sheet: str = "specs", labels: Sequence[str] = DE
     (the header is row 1). The same source, cue and instruction twice is an error naming the earlier row.
     """
     allowed = _check_labels(labels)
-    reader = csv.reader(stream)  # not DictReader: it skips empty lines, which would shift every row number after them
-    header = [name.strip().lstrip("\ufeff") for name in next(reader, [])]
-    if not any(header):
-        raise SpecSheetError(sheet, [(1, f"the sheet is empty; row 1 must name the columns {', '.join(SPEC_COLUMNS)}")])
-    missing = [column for column in SPEC_COLUMNS if column not in header]
-    if missing:
-        raise SpecSheetError(sheet, [(1, f"missing column(s) {', '.join(missing)}; a spec sheet needs {', '.join(SPEC_COLUMNS)}")])
+    reader = SheetReader(stream, sheet, SPEC_COLUMNS, SpecSheetError, needs="a spec sheet")
     specs: list[CounterfactualSpec] = []
-    problems: list[tuple[int | None, str]] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    for row_number, values in enumerate(reader, start=2):
-        if not any(value.strip() for value in values):
-            continue
-        if len(values) > len(header):
-            problems.append((row_number, f"{len(values) - len(header)} more cell(s) than the header has columns"))
-            continue
-        cells = dict(zip(header, values))
-        spec = CounterfactualSpec(*(cells.get(column, "") for column in SPEC_COLUMNS))
+    for row_number, cells in reader:
+        spec = CounterfactualSpec(*(cells[column] for column in SPEC_COLUMNS))
         bad = spec_problems(spec, allowed)
         if bad:
-            problems.append((row_number, "; ".join(f"{name} {text}" for name, text in bad)))
+            reader.problem(row_number, "; ".join(f"{name} {text}" for name, text in bad))
             continue
         spec = validate_spec(spec, allowed)
-        key = (spec.source_id, spec.decisive_cue.lower(), spec.instruction.lower())
-        if key in seen:
-            problems.append((row_number, f"repeats the edit of source {spec.source_id!r} on row {seen[key]}"))
+        earlier = reader.earlier_row((spec.source_id, spec.decisive_cue.lower(), spec.instruction.lower()), row_number)
+        if earlier is not None:
+            reader.problem(row_number, f"repeats the edit of source {spec.source_id!r} on row {earlier}")
             continue
-        seen[key] = row_number
         specs.append(spec)
-    if problems:
-        raise SpecSheetError(sheet, problems)
+    reader.finish()
     return specs
+
+
+# --- the check sheet ------------------------------------------------------------------------------------
+
+CHECK_COLUMNS = ("record_id", "decision", "reviewer", "note")
+# Spellings a reviewer may type (any case), mapped to the manual_check state they move the record to.
+CHECK_DECISIONS: Mapping[str, str] = {"approved": APPROVED, "approve": APPROVED, "rejected": REJECTED, "reject": REJECTED}
+
+
+@dataclass(frozen=True)
+class CheckDecision:
+    """One row of a manual-check sheet: move ``record_id`` to ``decision`` (``approved`` or ``rejected``)."""
+
+    row: int
+    record_id: str
+    decision: str
+    reviewer: str
+    note: str
+
+
+class CheckSheetError(SheetError):
+    """A manual-check sheet that cannot be read; names the sheet and every offending row."""
+
+    reason_code = "malformed_check_sheet"
+    prefix = "check sheet"
+
+
+def parse_checks(stream: TextIO, sheet: str = "checks") -> list[CheckDecision]:
+    """The manual-check decisions in a CSV sheet with columns ``CHECK_COLUMNS`` (others ignored).
+
+    A row whose decision and note are both empty is not checked yet and is skipped (a sheet can go out with the
+    record ids filled in). Every other row needs a counterfactual edit id, a decision (approved or rejected, any
+    case; approve and reject also accepted), the reviewer's name, and for a rejection a note saying what is wrong
+    (the same rules ``transition`` applies, caught here so the whole sheet comes back in one round). One record
+    may appear once per sheet: two rows for it are an error naming the earlier row, since which one should win
+    is for the reviewers to say. Read whole or not at all (CheckSheetError). Whether the record exists and the
+    move is allowed from its current state is for the caller, which has the records.
+    """
+    reader = SheetReader(
+        stream, sheet, CHECK_COLUMNS, CheckSheetError, needs="a check sheet",
+        is_blank=lambda cells: not cells["decision"] and not cells["note"],
+    )
+    decisions: list[CheckDecision] = []
+    for row_number, cells in reader:
+        record_id, raw, reviewer, note = (_clean(cells[column]) for column in CHECK_COLUMNS)
+        decision = CHECK_DECISIONS.get(raw.lower())
+        bad = []
+        if not record_id:
+            bad.append("record_id is empty")
+        elif not record_id.startswith(f"{KIND}:"):
+            bad.append(f"record_id {record_id!r} is not a counterfactual edit id ({KIND}:...)")
+        if decision is None:
+            bad.append(f"decision {raw!r} is not approved or rejected (approve/reject also accepted)")
+        if not reviewer:
+            bad.append("reviewer is empty")
+        if decision == REJECTED and not note:
+            bad.append("a rejection needs a note saying what is wrong with the edit")
+        if bad or decision is None:
+            reader.problem(row_number, "; ".join(bad))
+            continue
+        earlier = reader.earlier_row(record_id, row_number)
+        if earlier is not None:
+            reader.problem(row_number, f"record {record_id} is already decided on row {earlier}")
+            continue
+        decisions.append(CheckDecision(row_number, record_id, decision, reviewer, note))
+    reader.finish()
+    return decisions

@@ -13,13 +13,13 @@ header is row 1), so an error can point at the cell to fix.
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TextIO
 
+from assets.lib import sheets
 from warehouse.ids import digest_of
 
 ALLOCATIONS = ("proportional", "equal")
@@ -102,17 +102,11 @@ class Review:
     row: int
 
 
-class SheetError(ValueError):
-    """A returned sheet that cannot be read; names the sheet and every offending row."""
+class SheetError(sheets.SheetError):
+    """A returned audit sheet that cannot be read; names the sheet and every offending row."""
 
     reason_code = "malformed_audit_sheet"
-
-    def __init__(self, sheet: str, problems: Sequence[tuple[int | None, str]]) -> None:
-        self.sheet = sheet
-        self.problems = list(problems)
-        shown = "; ".join(f"row {row}: {text}" if row else text for row, text in self.problems[:20])
-        more = f" (and {len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
-        super().__init__(f"audit sheet {sheet}: {shown}{more}")
+    prefix = "audit sheet"
 
 
 def _issues(cell: str | None) -> tuple[str, ...]:
@@ -125,41 +119,30 @@ def parse_review_sheet(stream: TextIO, sheet: str, sampled: Mapping[str, set[str
     ``sampled`` maps each drawn audit round to its pair ids. The sheet is read whole or not at all: any
     bad row raises SheetError listing every problem, so a half-read sheet never skews the figures.
     """
-    reader = csv.reader(stream)  # not DictReader: it skips empty lines, which would shift every row number after them
-    header = [name.strip().lstrip("\ufeff") for name in next(reader, [])]
-    missing = [c for c in REVIEW_COLUMNS if c not in header]
-    if missing:
-        raise SheetError(sheet, [(1, f"missing column(s) {', '.join(missing)}; a returned sheet needs {', '.join(REVIEW_COLUMNS)}")])
+    reader = sheets.SheetReader(stream, sheet, REVIEW_COLUMNS, SheetError, is_blank=_undecided)
     reviews: list[Review] = []
-    problems: list[tuple[int | None, str]] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    blank = 0
-    for row_number, values in enumerate(reader, start=2):
-        if len(values) > len(header):
-            problems.append((row_number, f"{len(values) - len(header)} more cell(s) than the header has columns"))
-            continue
-        row = dict(zip(header, values))
-        cells = {name: (row.get(name) or "").strip() for name in header}
+    for row_number, cells in reader:
         decision = cells["decision"].lower()
         blocking, non_blocking = _issues(cells["blocking_issues"]), _issues(cells["non_blocking_issues"])
-        if not decision and not blocking and not non_blocking:
-            blank += 1
-            continue
         problem = _row_problem(cells, decision, blocking, sampled)
         if problem:
-            problems.append((row_number, problem))
+            reader.problem(row_number, problem)
             continue
         key = (cells["audit_round"], cells["pair_id"], cells["reviewer"])
-        if key in seen:
-            problems.append((row_number, f"reviewer {key[2]!r} already reviewed pair {key[1]} on row {seen[key]}"))
+        earlier = reader.earlier_row(key, row_number)
+        if earlier is not None:
+            reader.problem(row_number, f"reviewer {key[2]!r} already reviewed pair {key[1]} on row {earlier}")
             continue
-        seen[key] = row_number
         reviews.append(
             Review(key[0], key[1], key[2], decision == ACCEPT, blocking, non_blocking, cells.get("comment", ""), row_number)
         )
-    if problems:
-        raise SheetError(sheet, problems)
-    return reviews, blank
+    reader.finish()
+    return reviews, reader.blank
+
+
+def _undecided(cells: Mapping[str, str]) -> bool:
+    """Not reviewed yet: no decision and no issue (a prefilled reviewer or pair alone is not a review)."""
+    return not cells["decision"] and not _issues(cells["blocking_issues"]) and not _issues(cells["non_blocking_issues"])
 
 
 def _row_problem(cells: Mapping[str, str], decision: str, blocking: tuple[str, ...], sampled: Mapping[str, set[str]]) -> str | None:

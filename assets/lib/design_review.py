@@ -15,12 +15,12 @@ question is "does the design show this problem?" — ``yes`` means flawed, ``no`
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from assets.lib.sheets import SheetError, SheetReader
 from warehouse.ids import digest_of
 
 SHEET_COLUMNS = ("review_round", "item_id", "design_id", "image", "indicator", "definition", "annotator", "vote", "comment")
@@ -94,17 +94,11 @@ class Vote:
     row: int
 
 
-class ReviewSheetError(ValueError):
+class ReviewSheetError(SheetError):
     """A returned review sheet that cannot be read; names the sheet and every offending row."""
 
     reason_code = "malformed_review_sheet"
-
-    def __init__(self, sheet: str, problems: Sequence[tuple[int | None, str]]) -> None:
-        self.sheet = sheet
-        self.problems = list(problems)
-        shown = "; ".join(f"row {row}: {text}" if row else text for row, text in self.problems[:20])
-        more = f" (and {len(self.problems) - 20} more)" if len(self.problems) > 20 else ""
-        super().__init__(f"review sheet {sheet}: {shown}{more}")
+    prefix = "review sheet"
 
 
 def parse_review_votes(stream: TextIO, sheet_name: str, known_items: Mapping[str, ReviewItem]) -> tuple[list[Vote], int]:
@@ -117,31 +111,15 @@ def parse_review_votes(stream: TextIO, sheet_name: str, known_items: Mapping[str
     "Ana" and "ana " are one person. Extra cells beyond the header are an error only when they hold text (an
     unquoted comma in a comment), since spreadsheets often write empty trailing cells.
     """
-    reader = csv.reader(stream)  # not DictReader: it skips empty lines, which would shift every row number after them
-    header = [name.strip().lstrip("\ufeff").strip() for name in next(reader, [])]
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise ReviewSheetError(
-            sheet_name, [(1, f"missing column(s) {', '.join(missing)}; a returned sheet needs {', '.join(REQUIRED_COLUMNS)}")]
-        )
+    reader = SheetReader(
+        stream, sheet_name, REQUIRED_COLUMNS, ReviewSheetError, trailing_empty_cells_ok=True, is_blank=lambda cells: not cells["vote"]
+    )
     votes: list[Vote] = []
-    problems: list[tuple[int | None, str]] = []
-    seen: dict[tuple[str, str], int] = {}
-    blank = 0
-    for row_number, values in enumerate(reader, start=2):
-        extra = values[len(header):]
-        if any(cell.strip() for cell in extra):
-            problems.append((row_number, f"{len(extra)} more cell(s) than the header's {len(header)} columns"))
-            continue
-        cells = {name: value.strip() for name, value in zip(header, values)}
-        raw_vote = cells.get("vote", "")
-        if not raw_vote:
-            blank += 1
-            continue
-        item_id, annotator = cells.get("item_id", ""), cells.get("annotator", "")
+    for row_number, cells in reader:
+        item_id, annotator, raw_vote = cells["item_id"], cells["annotator"], cells["vote"]
         item = known_items.get(item_id)
         if item is None:
-            problems.append((row_number, f"item_id {item_id!r} is not an item of this review" if item_id else "item_id is empty"))
+            reader.problem(row_number, f"item_id {item_id!r} is not an item of this review" if item_id else "item_id is empty")
             continue
         mismatch = [
             f"{name} {cells[name]!r} does not match item {item_id} ({expected!r})"
@@ -149,27 +127,25 @@ def parse_review_votes(stream: TextIO, sheet_name: str, known_items: Mapping[str
             if cells.get(name) and cells[name] != expected
         ]
         if mismatch:
-            problems.append((row_number, "; ".join(mismatch)))
+            reader.problem(row_number, "; ".join(mismatch))
             continue
         if not annotator:
-            problems.append((row_number, "annotator is empty"))
+            reader.problem(row_number, "annotator is empty")
             continue
         flawed = VOTE_VALUES.get(raw_vote.lower())
         if flawed is None:
-            problems.append((row_number, f"vote {raw_vote!r} is not flawed or good (yes/no also accepted: yes = flawed)"))
+            reader.problem(row_number, f"vote {raw_vote!r} is not flawed or good (yes/no also accepted: yes = flawed)")
             continue
-        key = (item_id, " ".join(annotator.split()).casefold())
-        if key in seen:
-            problems.append((row_number, f"annotator {annotator!r} already voted on item {item_id} on row {seen[key]}"))
+        earlier = reader.earlier_row((item_id, " ".join(annotator.split()).casefold()), row_number)
+        if earlier is not None:
+            reader.problem(row_number, f"annotator {annotator!r} already voted on item {item_id} on row {earlier}")
             continue
-        seen[key] = row_number
         votes.append(
-            Vote(cells.get("review_round", ""), item_id, item.design_id, item.indicator, annotator, flawed,
+            Vote(cells["review_round"], item_id, item.design_id, item.indicator, annotator, flawed,
                  cells.get("comment", ""), sheet_name, row_number)
         )
-    if problems:
-        raise ReviewSheetError(sheet_name, problems)
-    return votes, blank
+    reader.finish()
+    return votes, reader.blank
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ import pytest
 
 from assets.lib.counterfactual import (
     APPROVED,
+    CHECK_COLUMNS,
     CORRECT,
     KIND,
     PENDING,
@@ -11,6 +12,8 @@ from assets.lib.counterfactual import (
     REJECTED,
     REVERSE,
     UNCHANGED,
+    CheckDecision,
+    CheckSheetError,
     CheckTransitionError,
     CounterfactualRecord,
     CounterfactualSpec,
@@ -23,6 +26,7 @@ from assets.lib.counterfactual import (
     edit_record,
     guard_natural,
     pair_figures,
+    parse_checks,
     parse_specs,
     spec_problems,
     transition,
@@ -280,3 +284,81 @@ def test_parse_specs_header_problems():
     with pytest.raises(SpecSheetError, match="row 1: the sheet is empty"):
         parse_specs(io.StringIO(""))
     assert parse_specs(io.StringIO(HEADER + "\n")) == []
+
+
+# --- the check sheet ------------------------------------------------------------------------------------
+
+CHECK_HEADER = ",".join(CHECK_COLUMNS)
+ID_A = _record().record_id
+ID_B = _record(output_sha256=sha256_hex(b"second try")).record_id
+ID_C = _record(model="another-model").record_id
+
+
+def test_parse_checks_reads_decisions_spellings_and_skips_unchecked_rows():
+    sheet = io.StringIO(
+        "\ufeffrecord_id,source,decision,reviewer,note\n"
+        f"{ID_A},ctx-0018,Approved,  ana ,\n"                                   # row 2
+        "\n"                                                                     # row 3: empty line
+        f"{ID_B},ctx-0018,REJECT,ben,\"the child's face\nchanged too\"\n"        # row 4 (two physical lines)
+        f"{ID_C},ctx-0018,,ana,\n"                                               # row 5: not checked yet
+        f"counterfactual_edit:{'d' * 64},ctx-9,approve,cy,looks right\n"         # row 6
+    )
+    assert parse_checks(sheet) == [
+        CheckDecision(2, ID_A, APPROVED, "ana", ""),
+        CheckDecision(4, ID_B, REJECTED, "ben", "the child's face changed too"),   # whitespace collapsed
+        CheckDecision(6, f"counterfactual_edit:{'d' * 64}", APPROVED, "cy", "looks right"),
+    ]
+
+
+def test_parse_checks_decisions_drive_transition():
+    records = {r.record_id: r for r in (_record(), _record(output_sha256=sha256_hex(b"second try")))}
+    sheet = io.StringIO(f"{CHECK_HEADER}\n{ID_A},rejected,ana,sky edge smeared\n{ID_B},approved,ben,\n")
+    for check in parse_checks(sheet):
+        records[check.record_id] = transition(records[check.record_id], check.decision, reviewer=check.reviewer, note=check.note)
+    assert records[ID_A].manual_check == REJECTED and records[ID_A].check_note == "sky edge smeared"
+    assert records[ID_B].manual_check == APPROVED and records[ID_B].checked_by == "ben"
+
+
+def test_parse_checks_names_every_bad_row_by_spreadsheet_number():
+    sheet = io.StringIO(
+        CHECK_HEADER + "\n"
+        f"{ID_A},approved,ana,\n"                      # row 2: fine
+        f"{ID_B},maybe,ana,\n"                         # row 3: unknown decision
+        f"{ID_B},approved,,\n"                         # row 4: no reviewer
+        "\n"                                           # row 5: blank, skipped but counted
+        f"{ID_C},rejected,ben,\n"                      # row 6: rejection without a note
+        ",approved,ben,\n"                             # row 7: no record id
+        "ctx-0018,pending,,\n"                         # row 8: a source id, not an edit id; pending; no reviewer
+        f"{ID_A},rejected,ben,face changed\n"          # row 9: ID_A again
+        f"{ID_C},rejected,ben,face,changed\n"          # row 10: unquoted comma in the note
+        ",,,note without a decision\n"                 # row 11: a note is not a blank row
+    )
+    with pytest.raises(CheckSheetError) as caught:
+        parse_checks(sheet, sheet="checks-r1.csv")
+    error = caught.value
+    assert error.reason_code == "malformed_check_sheet" and error.sheet == "checks-r1.csv" and isinstance(error, ValueError)
+    assert [row for row, _ in error.problems] == [3, 4, 6, 7, 8, 9, 10, 11]
+    text = dict(error.problems)
+    assert text[3] == "decision 'maybe' is not approved or rejected (approve/reject also accepted)"
+    assert text[4] == "reviewer is empty"
+    assert text[6] == "a rejection needs a note saying what is wrong with the edit"
+    assert text[7] == "record_id is empty"
+    assert text[8] == (
+        "record_id 'ctx-0018' is not a counterfactual edit id (counterfactual_edit:...); "
+        "decision 'pending' is not approved or rejected (approve/reject also accepted); reviewer is empty"
+    )
+    assert text[9] == f"record {ID_A} is already decided on row 2"
+    assert text[10] == "1 more cell(s) than the header has columns"
+    assert text[11].startswith("record_id is empty; decision '' is not approved or rejected")
+    assert str(error).startswith("check sheet checks-r1.csv: row 3: decision 'maybe'")
+
+
+def test_parse_checks_header_problems():
+    with pytest.raises(CheckSheetError) as caught:
+        parse_checks(io.StringIO(f"record_id,decision,reviewer\n{ID_A},approved,ana\n"), sheet="c.csv")
+    assert str(caught.value) == (
+        "check sheet c.csv: row 1: missing column(s) note; a check sheet needs record_id, decision, reviewer, note"
+    )
+    with pytest.raises(CheckSheetError, match="row 1: the sheet is empty"):
+        parse_checks(io.StringIO(""))
+    assert parse_checks(io.StringIO(CHECK_HEADER + "\n\n,,,\n")) == []

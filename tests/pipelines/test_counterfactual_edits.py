@@ -72,6 +72,25 @@ def test_edits_are_synthetic_derived_and_done_once(tmp_path, monkeypatch, provid
         # Done once: a re-run sends nothing.
         assert _edit(config).success
         assert len(server.requests) == sent
+        # Manual checks: one approved, one rejected with a note; the history keeps who decided what.
+        ids = list(edits["record_id"])
+        checks = tmp_path / "checks.csv"
+        checks.write_text(f"record_id,decision,reviewer,note\n{ids[0]},approved,rui,\n{ids[1]},rejected,rui,sky edge smeared\n",
+                          encoding="utf-8")
+        data = yaml.safe_load(config.read_text())
+        data["counterfactual"]["checks"] = str(checks)
+        config.write_text(yaml.safe_dump(data))
+        assert _edit(config).success
+        states = dict(wh.query("SELECT record_id, manual_check FROM counterfactual_edit").itertuples(index=False))
+        assert states == {ids[0]: "approved", ids[1]: "rejected"}
+        history = wh.scalar("SELECT history FROM counterfactual_edit WHERE record_id = ?", [ids[1]])
+        assert '"sky edge smeared"' in history and '"pending"' in history
+        # A rejected edit is final: asking to approve it fails the run naming the row, and changes nothing.
+        checks.write_text(f"record_id,decision,reviewer,note\n{ids[1]},approved,rui,\n", encoding="utf-8")
+        result = _edit(config)
+        assert not result.success
+        assert "row 2" in " ".join(e.step_failure_data.error.message for e in result.all_events if e.is_step_failure)
+        assert wh.scalar("SELECT manual_check FROM counterfactual_edit WHERE record_id = ?", [ids[1]]) == "rejected"
     with Warehouse(tmp_path / "warehouse.duckdb").transaction() as con:
         dumped = " ".join(str(r) for r in con.execute("SELECT * FROM counterfactual_edit").fetchall())
     assert KEY not in dumped

@@ -28,7 +28,7 @@ CRITIQUE_CANVAS_ASSETS = {
 
 DESIGN_ASSETS = {
     "design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
-    "design_questions", "aeseval_export",
+    "design_questions", "design_reasoning_paths", "aeseval_export",
 }
 
 

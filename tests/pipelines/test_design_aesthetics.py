@@ -16,10 +16,12 @@ from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.design_fixture import build_design_fixture
 from tests.pipelines.pool_harness import write_config
+from tests.support.design_model import remote_design_labeller
+from tests.support.model_servers import MALFORMED_CONTENT, InjectedFailure, ModelApiServer, wire_user_text
 from warehouse.db import Warehouse
 
 DESIGN_ASSETS = ["design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
-                 "design_questions", "aeseval_export"]
+                 "design_questions", "design_reasoning_paths", "aeseval_export"]
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +30,10 @@ def fixture_dir(tmp_path_factory) -> tuple[Path, dict]:
     return out, build_design_fixture(out)
 
 
-def _run(config: Path):
+def _run(config: Path, assets: list[str] = DESIGN_ASSETS):
     job = build_definitions(load_config(config)).resolve_job_def("design_aesthetics_job")
     return job.execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False,
-                                  asset_selection=[AssetKey(a) for a in DESIGN_ASSETS])
+                                  asset_selection=[AssetKey(a) for a in assets])
 
 
 def _built(folder: Path, designs: dict) -> tuple[Path, Warehouse]:
@@ -166,6 +168,13 @@ def test_review_votes_labels_questions_checks_and_export(tmp_path, fixture_dir):
     exported = [json.loads(line) for name in ("aeseval_benchmark.jsonl", "aeseval_train.jsonl")
                 for line in (out / name).read_text().splitlines()]
     assert len(exported) == wh.scalar("SELECT count(*) FROM design_question")
+    # Training judgment questions carry a reasoning path whose every cited element exists in the design.
+    paths = wh.query("SELECT x.steps, x.cited, d.record FROM design_reasoning x JOIN design d USING (design_id)")
+    assert len(paths) > 0
+    for steps, cited, record in paths.itertuples(index=False):
+        ids = {e["element_id"] for e in json.loads(record)["elements"]}
+        assert len(cited) and set(cited) <= ids and all(s["element_id"] in ids for s in json.loads(steps) if s["element_box"])
+    assert any(r.get("reasoning") for r in exported if r["split"] == "train" and r["format"] == "aesthetic_judgment")
     splits = {r["base_design_id"]: r["split"] for r in exported}
     assert all(splits[r["base_design_id"]] == r["split"] for r in exported)  # one side per base design
     assert {"benchmark", "train"} == set(splits.values())
@@ -178,3 +187,52 @@ def test_review_votes_labels_questions_checks_and_export(tmp_path, fixture_dir):
         instance=DagsterInstance.ephemeral(), raise_on_error=False, asset_selection=[AssetKey("design_questions")])
     failed = wh.query("SELECT check_name FROM check_result WHERE NOT passed AND run_id = ?", [checked.run_id])
     assert not checked.success and set(failed["check_name"]) == {"none_exactly_when_good"}
+
+
+LABEL_ASSETS = DESIGN_ASSETS[:DESIGN_ASSETS.index("design_labels") + 1]
+
+
+def test_model_labelling_through_the_real_sdk_with_human_examples(tmp_path, fixture_dir, monkeypatch):
+    source, _ = fixture_dir
+    monkeypatch.setenv("LOOP_LABEL_KEY", "sk-loopback-label")
+    failures = [InjectedFailure(MALFORMED_CONTENT, match='"design_label"', content='{"flawed": "maybe"}', times=1)]
+    with ModelApiServer(responder=remote_design_labeller, failures=failures, openai_key="sk-loopback-label") as server:
+        models = {"annotator": {"provider": "openai", "model": "loop-labeller-1", "base_url": server.openai_base_url,
+                                "api_key_env": "LOOP_LABEL_KEY"}, "timeout_s": 5, "max_retries": 1, "backoff_s": 0.01}
+        config = write_config(tmp_path, {}, models=models, designs={
+            "folders": [str(source / "v5")], "perturb": {"seed": 4, "variants_per_design": 1}, "labeller": "model",
+            "batch_size": 4})
+        result = _run(config, LABEL_ASSETS)
+        assert result.success, [e.message for e in result.all_events if e.is_failure]
+        wh = Warehouse(tmp_path / "warehouse.duckdb")
+        items = wh.scalar("SELECT count(*) FROM design_review_item")
+        labels = wh.query("SELECT source, flawed, evidence, answer_element_id FROM design_label")
+        assert len(labels) == items and set(labels["source"]) == {"model"} and labels["flawed"].sum() >= items - 2
+        # A flawed verdict's box names an element of the design (validated against it); a clean one names none.
+        for flawed, evidence in labels[["flawed", "evidence"]].itertuples(index=False):
+            assert (json.loads(evidence)["element_id"] is not None) == flawed
+        calls = wh.query("SELECT role, template_id, status FROM model_call")
+        assert set(calls["template_id"]) >= {"design/labeller"} and (calls["role"] == "repair").sum() == 1
+        sent = len(server.requests)
+        # People vote on one item with a comment: it becomes a human label and a few-shot example for the rest.
+        sheet = tmp_path / "data" / "review" / "designs" / "design_review_round-1.csv"
+        with sheet.open(encoding="utf-8", newline="") as stream:
+            rows = list(csv.DictReader(stream))
+        (sheet.parent / "returned").mkdir(exist_ok=True)
+        with (sheet.parent / "returned").joinpath("ana.csv").open("w", encoding="utf-8", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerow({**rows[0], "annotator": "ana", "vote": "good", "comment": "the change is barely visible"})
+        config.write_text(config.read_text().replace("variants_per_design: 1", "variants_per_design: 2"))
+        assert _run(config, LABEL_ASSETS).success
+        assert wh.scalar("SELECT source FROM design_label JOIN design_review_item USING (design_id, indicator) WHERE item_id = ?",
+                         [rows[0]["item_id"]]) == "human"
+        # Only the new variants' items were asked about (the rest keep their labels), with the person's label of the
+        # same indicator shown as an example.
+        new_items = wh.scalar("SELECT count(*) FROM design_review_item") - items
+        fresh = server.requests[sent:]
+        assert len(fresh) == new_items
+        indicator = rows[0]["indicator"]
+        asked = [wire_user_text(r.body) for r in fresh if f"{indicator.replace('_', ' ')}" in wire_user_text(r.body).lower()
+                 or indicator in wire_user_text(r.body)]
+        assert asked and all("the change is barely visible" in text for text in asked)

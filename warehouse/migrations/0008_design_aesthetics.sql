@@ -185,3 +185,18 @@ CREATE TABLE counterfactual_edit (
     latency_ms      DOUBLE NOT NULL,
     activity_id     VARCHAR NOT NULL
 );
+
+-- Indicator-grounded reasoning paths for the training set: steps that cite element boxes, each cited box
+-- validated against the design (a path citing a box that is not an element is rejected, with its reason).
+CREATE TABLE design_reasoning (
+    design_id    VARCHAR NOT NULL,
+    indicator    VARCHAR NOT NULL,
+    task         VARCHAR NOT NULL,          -- judgment
+    verdict      VARCHAR NOT NULL,          -- flawed | good (the label the path explains)
+    steps        JSON NOT NULL,             -- [{claim, element_box, element_id}]
+    cited        VARCHAR[] NOT NULL,        -- element ids the steps cite
+    model        VARCHAR NOT NULL,          -- provider/model that wrote it
+    calls        JSON NOT NULL,             -- model_call ids
+    activity_id  VARCHAR NOT NULL,
+    PRIMARY KEY (design_id, indicator, task, verdict)
+);

@@ -18,9 +18,12 @@ SELECT
     {'judged_flawed': q.judged_flawed, 'label_source': q.label_source,
      'canvas': [q.canvas_width, q.canvas_height], 'renderer_version': r.renderer_version,
      'operations': (SELECT list(o.op ORDER BY o.op_index) FROM design_perturbation_op o WHERE o.design_id = q.design_id),
-     'activity_id': q.activity_id} AS provenance
+     'activity_id': q.activity_id} AS provenance,
+    CASE WHEN q.format = 'aesthetic_judgment' THEN x.steps END AS reasoning   -- training paths citing element boxes
 FROM design_question q
-JOIN design_render r ON r.design_id = q.design_id;
+JOIN design_render r ON r.design_id = q.design_id
+LEFT JOIN design_reasoning x ON x.design_id = q.design_id AND x.indicator = q.indicator AND x.task = 'judgment'
+     AND x.verdict = CASE WHEN q.judged_flawed THEN 'flawed' ELSE 'good' END;
 
 -- design_answer_balance: per split, indicator and format, how the answers are spread (yes/no, None/box,
 -- and the answer's position among the choices) so a skewed benchmark is visible.
