@@ -4,6 +4,7 @@ a path of claims that cite element boxes and end in the known verdict, written t
 """
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
@@ -52,15 +53,21 @@ def design_reasoning_paths(
             " AND (l.design_id || '|' || l.indicator) NOT IN (SELECT entity_id FROM rejection WHERE stage = 'design_reasoning'"
             " AND NOT retryable)"
         )
+
+        def path_for(item: tuple):
+            """One item's reasoning request, answered through the cached caller (thread-safe)."""
+            _, design_id, name, flawed, element_id, record, sha = item
+            design = Design.from_dict(json.loads(record))
+            verdict = "flawed" if flawed else "good"
+            request = build_reasoning_request(design, store.get_bytes(sha), "image/png", name, indicator(name).definition,
+                                              TASK, verdict, [element_box(design, element_id)], settings)
+            return verdict, caller.call(request, reasoning_parser(design, verdict), item_id=design_id)
+
         for page in wh.pages(select, [], key="(l.design_id || '|' || l.indicator)", block=designs.batch_size):
+            with ThreadPoolExecutor(max_workers=designs.max_concurrency, thread_name_prefix="design-reasoning") as pool:
+                outcomes = list(pool.map(path_for, page))
             rows, rejected = [], []
-            for key, design_id, name, flawed, element_id, record, sha in page:
-                design = Design.from_dict(json.loads(record))
-                verdict = "flawed" if flawed else "good"
-                region = element_box(design, element_id)
-                request = build_reasoning_request(design, store.get_bytes(sha), "image/png", name, indicator(name).definition,
-                                                  TASK, verdict, [region], settings)
-                outcome = caller.call(request, reasoning_parser(design, verdict), item_id=design_id)
+            for (key, design_id, name, *_), (verdict, outcome) in zip(page, outcomes):
                 step.counts["requests_sent"] += outcome.requests_sent
                 if not outcome.ok:  # a network failure is asked again; a refusal or an invalid answer is final
                     rejected.append((key, outcome.reason_code or outcome.status, outcome.detail, outcome.status in RETRYABLE))

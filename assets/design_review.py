@@ -9,6 +9,7 @@ import csv
 import io
 import json
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -143,7 +144,7 @@ def design_labels(
         vote_counts = {item: label.n_votes for item, label in human.items()}
         labeller = (_JudgeLabeller(store, thresholds) if designs.labeller == "heuristic"
                     else _ModelLabeller(step, store, model_providers, _examples(wh, human, designs.few_shot)))
-        _label_items(step, human, vote_counts, labeller, designs.batch_size)
+        _label_items(step, human, vote_counts, labeller, designs.batch_size, designs.max_concurrency)
         if problems:
             raise Failure(description="malformed review sheet(s); the other sheets were stored. Fix the rows named and run"
                           " again:\n" + "\n".join(problems), metadata={"sheets": MetadataValue.json(problems)})
@@ -285,8 +286,15 @@ def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]
     return dict(out)
 
 
-def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, batch_size: int) -> None:
-    """(Re)label the items whose label is missing or whose vote count changed; one labeller call per design."""
+def _machine_labels(work: tuple) -> dict[str, tuple]:
+    """One design's labels from the labeller, for the indicators people left unresolved."""
+    labeller, _, (record, sha), unresolved, perturbed = work
+    return labeller.label(Design.from_dict(json.loads(record)), sha, unresolved, perturbed) if unresolved else {}
+
+
+def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, batch_size: int, max_concurrency: int) -> None:
+    """(Re)label the items whose label is missing or whose vote count changed; one labeller call per design, up to
+    ``max_concurrency`` designs at once (model calls spend their time waiting on the network)."""
     wh = step.warehouse
     select = ("SELECT d.design_id, d.record, r.png_sha256 FROM design d JOIN design_render r USING (design_id)"
               " WHERE d.design_id IN (SELECT design_id FROM design_review_item)")
@@ -306,14 +314,18 @@ def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller,
         for design_id, *op in ops:
             by_design[design_id].append(tuple(op))
         pages = {design_id: (record, sha) for design_id, record, sha in page}
+        designs = sorted({i[1] for i in stale})
+
+        work = [(labeller, design_id, pages[design_id],
+                 [i[2] for i in stale if i[1] == design_id and (human.get(i[0]) is None or human[i[0]].flawed is None)],
+                 [op[0] for op in by_design[design_id]]) for design_id in designs]
+        with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="design-label") as pool:
+            machine_by_design = dict(zip(designs, pool.map(_machine_labels, work)))
         rows = []
-        for design_id in sorted({i[1] for i in stale}):
-            record, sha = pages[design_id]
+        for design_id in designs:
             wanted = [i for i in stale if i[1] == design_id]
             answers = answer_elements(by_design[design_id])
-            unresolved = [i[2] for i in wanted if human.get(i[0]) is None or human[i[0]].flawed is None]
-            design = Design.from_dict(json.loads(record))
-            machine = labeller.label(design, sha, unresolved, [op[0] for op in by_design[design_id]]) if unresolved else {}
+            machine = machine_by_design[design_id]
             for item_id, _, name, _ in wanted:
                 label = human.get(item_id)
                 if label is not None and label.flawed is not None:

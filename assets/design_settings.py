@@ -46,6 +46,7 @@ class DesignSettings(ConfigurableResource):
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     labeller: str = Field(default="heuristic", description="Labels where people gave none: heuristic (offline judge) or"
                           " model (few-shot through the provider layer's annotator role)")
+    max_concurrency: int = Field(default=4, description="Designs labelled or explained at once (model requests in flight)")
     few_shot: int = Field(default=3, description="Human-labelled examples of the same indicator shown to the model labeller")
     benchmark_fraction: float = Field(default=0.3, description="Share of base designs (with all their variants) in the benchmark")
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
