@@ -22,7 +22,10 @@ Layout written under ``out``::
                             font_italic; ``image`` entries are ``../layers/<id>/<n>.png``
     v4/<id>.json            v4 encoding of the same design: coordinates normalised to [0, 1] (float32
                             values), radians, camelCase type names, 0-255 colour triples, canvas sizes and
-                            ``capitalize`` as string labels
+                            ``capitalize`` as string labels; designs with bold text (the headlines of
+                            fx-bakery-opening and fx-travel-story) also carry per-element ``font_bold`` /
+                            ``font_italic`` booleans, an extension real v4 lacks (see design_records.py)
+                            that keeps v4 and v5 ingesting to the same Design
     broken/<case>.json      one deliberately broken v5 record per kind of problem (+ broken/layers/ with an
                             undecodable "PNG"); the reason each must be rejected with is in expected.json
     designs.parquet         a Hugging-Face-style export (one row per design, written through DuckDB):
@@ -37,7 +40,8 @@ Layout written under ``out``::
 
     {"schema_version": 1,
      "designs": {id: {"canvas": [w, h], "types": [canonical type per element], "texts": [str],
-                      "fonts": [str], "rotated": [element index], "translucent": [element index]}},
+                      "fonts": [str], "rotated": [element index], "translucent": [element index],
+                      "bold": [element index]}},
      "broken": {file name: reason_code},
      "parquet": {"path": "designs.parquet", "rows": {row: id or reason_code}, "broken_rows": [row]}}
 """
@@ -84,6 +88,7 @@ class _Text:
     capitalize: bool = False
     angle: float = 0.0
     opacity: float = 1.0
+    bold: bool = False
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ SPECS: tuple[_Spec, ...] = (
         _Layer("image", (90, 165, 270, 175), "bread", ((214, 150, 80), (150, 90, 40))),
         _Layer("svg", (355, 350, 70, 70), "star", ((230, 120, 60),), angle=12),
     ), (
-        _Text((25, 60, 400, 54), "Grand Opening", "Playfair Display", 42, (120, 60, 30)),
+        _Text((25, 60, 400, 54), "Grand Opening", "Playfair Display", 42, (120, 60, 30), bold=True),
         _Text((75, 360, 300, 26), "Fresh bread from 6am", "Open Sans", 18, (120, 80, 50)),
         _Text((75, 395, 300, 22), "12 Baker Street", "Roboto", 15, (150, 100, 70)),
     ), {"group": "MM", "format": "Poster", "category": "food", "title": "Bakery Grand Opening",
@@ -170,7 +175,7 @@ SPECS: tuple[_Spec, ...] = (
         _Layer("svg", (20, 402, 120, 10), "bar", ((0, 120, 160),)),
         _Layer("svg", (290, 330, 90, 90), "badge", ((255, 200, 60),), angle=-15),
     ), (
-        _Text((20, 420, 360, 44), "Explore the Alps", "Montserrat", 34, (20, 40, 60), align="left"),
+        _Text((20, 420, 360, 44), "Explore the Alps", "Montserrat", 34, (20, 40, 60), align="left", bold=True),
         _Text((20, 470, 360, 24), "7 days of hiking & lakes", "Open Sans", 17, (70, 90, 110), align="left"),
         _Text((20, 512, 130, 24), "Swipe up", "Roboto", 15, (0, 120, 160), align="left", capitalize=True,
               letter_spacing=1.5),
@@ -456,6 +461,7 @@ def _design(spec: _Spec) -> tuple[Design, dict[int, Image.Image]]:
             width=float(text.box[2]), height=float(text.box[3]), angle=float(text.angle), opacity=text.opacity,
             color=text.colour, text=text.text, font=text.font, font_size=float(text.size), text_align=text.align,
             line_height=text.line_height, letter_spacing=text.letter_spacing, capitalize=text.capitalize,
+            bold=text.bold,
         ))
     design = Design(design_id=spec.design_id, canvas_width=spec.canvas[0], canvas_height=spec.canvas[1],
                     elements=tuple(elements), source_format=V5, attributes=dict(spec.attributes))
@@ -518,6 +524,7 @@ def _expected_entry(design: Design) -> dict[str, Any]:
         "fonts": [e.font for e in design.elements if e.type == "text"],
         "rotated": [i for i, e in enumerate(design.elements) if e.angle],
         "translucent": [i for i, e in enumerate(design.elements) if e.opacity < 1.0],
+        "bold": [i for i, e in enumerate(design.elements) if e.bold],
     }
 
 

@@ -109,3 +109,31 @@ def test_fixture_folders_read_cleanly(built):
     reads = list(read_design_folder(out / "v5")) + list(read_design_folder(out / "v4"))
     assert len(reads) == 16 and all(r.ok for r in reads)
     assert {r.design.design_id for r in reads} == set(expected["designs"])
+
+
+def test_fixture_bold_headlines_survive_both_encodings_and_render_bold(built):
+    from assets.lib.design_render import render_design
+    from assets.lib.fonts import FontResolver
+
+    out, expected = built
+    bold = {design_id: entry["bold"] for design_id, entry in expected["designs"].items() if entry["bold"]}
+    assert bold == {"fx-bakery-opening": [3], "fx-travel-story": [4]}  # the two headlines
+    v5 = json.loads((out / "v5" / "fx-bakery-opening.json").read_text())
+    v4 = json.loads((out / "v4" / "fx-bakery-opening.json").read_text())
+    assert v5["font_bold"][3] == [True] * len("Grand Opening") and v5["font_bold"][4] == [False] * len("Fresh bread from 6am")
+    assert v4["font_bold"] == [False, False, False, True, False, False]  # the documented per-element v4 extension
+    plain = json.loads((out / "v4" / "fx-summer-sale.json").read_text())
+    assert "font_bold" not in plain  # designs without bold text stay genuine v4
+    resolver = FontResolver()
+    if not resolver.family_faces("DejaVu Sans"):
+        pytest.skip("DejaVu fonts (fonts-dejavu-core) are not installed")
+    for reads in (read_design_folder(out / "v5", layer_refs="path"), read_design_folder(out / "v4", layer_refs="path")):
+        for read in reads:
+            if read.design.design_id not in bold:
+                continue
+            index = bold[read.design.design_id][0]
+            assert [i for i, e in enumerate(read.design.elements) if e.bold] == [index]
+            result = render_design(read.design, Image.open, fonts=resolver)
+            element_id = read.design.elements[index].element_id
+            assert "Bold" in result.fonts_used[element_id].style
+            assert not any("overflows" in w for w in result.warnings), result.warnings

@@ -7,6 +7,8 @@ renderer, the perturbations and the question builders never see the difference:
 - coordinates and sizes are canvas pixels, the origin top-left;
 - ``angle`` is degrees, clockwise, about the element's centre;
 - ``font_size`` and ``letter_spacing`` are canvas pixels; ``line_height`` is a multiple of the font size;
+- ``bold`` / ``italic`` are the text's style as a whole (Crello v5 stores them per character; ingestion
+  takes the majority), passed to the font resolver as style words next to ``font``;
 - elements are in paint order: the first is the bottom layer;
 - ``layer`` is a reference to the element's pre-rendered layer image (RGBA) that a loader resolves: a path,
   or ``blob:<sha256>`` once the layer is in the blob store;
@@ -25,6 +27,8 @@ ELEMENT_TYPES = ("background", "image", "svg", "mask", "text")
 TEXT_ALIGNS = ("left", "center", "right", "justify")
 EFFECTS = ("blur", "downsample")
 SOURCE_FORMATS = ("crello-v4", "crello-v5")
+
+_LATE_FLAGS = ("bold", "italic")  # written by to_dict only when true (see Element.to_dict)
 
 Box = tuple[float, float, float, float]  # left, top, width, height (canvas pixels)
 RGB = tuple[int, int, int]
@@ -48,6 +52,8 @@ class Element:
     line_height: float = 1.0
     letter_spacing: float = 0.0
     capitalize: bool = False
+    bold: bool = False
+    italic: bool = False
     layer: str | None = None
     effects: tuple[tuple[str, float], ...] = ()
 
@@ -56,9 +62,14 @@ class Element:
         return (self.left, self.top, self.width, self.height)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values. ``bold`` / ``italic`` appear only when true: they were added later, and leaving
+        the defaults out keeps the canonical JSON (hence the content hash) of every plain design unchanged."""
         data = asdict(self)
         data["color"] = list(self.color) if self.color is not None else None
         data["effects"] = [list(e) for e in self.effects]
+        for flag in _LATE_FLAGS:
+            if not data[flag]:
+                del data[flag]
         return data
 
     @classmethod
@@ -66,6 +77,10 @@ class Element:
         values = dict(data)
         values["color"] = tuple(values["color"]) if values.get("color") is not None else None
         values["effects"] = tuple((str(name), float(amount)) for name, amount in values.get("effects") or ())
+        for flag in _LATE_FLAGS:
+            values[flag] = values.get(flag, False)
+            if not isinstance(values[flag], bool):
+                raise ValueError(f"element {values.get('element_id')!r}: {flag} must be true or false, not {values[flag]!r}")
         return cls(**values)
 
 

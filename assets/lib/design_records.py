@@ -27,7 +27,8 @@ notes), CanvasVAE's ``docs/crello-dataset.md`` (v1/v2), and CyberAgent's own ren
   ``angle`` is degrees (the v4-to-v5 converter applies ``180 * x / pi``; the renderer passes it to a
   clockwise canvas rotation about the box centre). ``color`` became a list of CSS strings such as
   ``"rgba(52, 103, 151, 1)"`` (empty for photos and for text), text colour moved to the per-character
-  ``text_color`` list, and ``text_line`` / ``font_bold`` / ``font_italic`` are per character too.
+  ``text_color`` list, and ``text_line`` / ``font_bold`` / ``font_italic`` are per character too (v1-v4
+  have no bold / italic fields at all: the style can only sit in the font name there).
   5.1.0 only resized the layer images (longer side 1024 px).
 - ``font_size`` is "font size (height) in pixels" in every release; the v4-to-v5 converter copies
   ``font_size`` and ``letter_spacing`` unchanged, and OpenCOLE divides font_size by canvas_height and
@@ -49,6 +50,12 @@ Assumptions where the sources are silent (documented, not guessed per record)
   values are rounded to ints and clamped. Alpha in ``rgba()`` strings is ignored (``opacity`` is separate).
 - A v5 text element takes the most frequent per-character ``text_color`` (first seen wins a tie), else
   its ``color``. A text element with no colour at all keeps ``color=None`` (the renderer's default).
+- ``Element.bold`` / ``italic`` hold one style per element, so a v5 text element is bold (italic) when
+  MORE than half of its per-character ``font_bold`` (``font_italic``) flags are true; a tie, an empty list
+  or an absent field is False (the regular face is the default, and a half-bold text is not "bold"). A
+  plain boolean per element is read as is: real v4 records have no such field (so v4 text is never bold),
+  but ``design_to_record`` writes one into v4 records of designs that use bold or italic, as a documented
+  extension, so the v4 and v5 encodings of such a design still ingest to the same ``Design``.
 - Pixel values are rounded to 1e-4 px and angles to 1e-4 degree and normalised to (-180, 180], so the
   same design in v4 and v5 gives (nearly) the same canonical JSON.
 - Text attributes (font, size, alignment, spacing, capitalisation, text) are kept for text elements only;
@@ -255,6 +262,28 @@ def _text_color(chars: Any, element: int) -> RGB | None:
     first_seen = {c: i for i, c in reversed(list(enumerate(str(c) for c in chars)))}
     best = min(counts, key=lambda c: (-counts[c], first_seen[c]))
     return _color(best, element, "text_color")
+
+
+def _flag(value: Any, field: str, element: int) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise DesignRecordError("bad_value", f"{value!r} is not a boolean", field=field, element=element)
+
+
+def style_flag(value: Any, field: str = "font_bold", element: int = 0) -> bool:
+    """One element's ``font_bold`` / ``font_italic`` as a single flag: a per-character list (v5) is true when
+    more than half of its characters are (a tie or an empty list is False); a plain boolean (the v4
+    extension of ``design_to_record``) is itself; None is False. Anything else is ``bad_value``."""
+    if value is None:
+        return False
+    if isinstance(value, (list, tuple)):
+        true = sum(_flag(v, field, element) for v in value if v is not None)
+        return 2 * true > len(value)
+    return _flag(value, field, element)
 
 
 def class_labels_from_hf_metadata(metadata: str | bytes | Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -573,6 +602,8 @@ def design_from_record(
                 line_height=_round(line_height, PX_DIGITS),
                 letter_spacing=_round(_number(value("letter_spacing", i, 0.0), "letter_spacing", i), PX_DIGITS),
                 capitalize=_capitalize(value("capitalize", i), labels, i),
+                bold=style_flag(value("font_bold", i), "font_bold", i),
+                italic=style_flag(value("font_italic", i), "font_italic", i),
                 color=color if color is not None else _color(value("color", i), i),
             )
         else:
@@ -755,8 +786,9 @@ def design_to_record(
 ) -> dict[str, Any]:
     """A ``Design`` as a Crello record with decoded (string) labels: v5 in pixels and degrees with
     ``rgba()`` colour lists and per-character text lists, or v4 normalised (float32 values), in radians,
-    with 0-255 colour triples and string canvas labels. ``image_of(index, element)`` gives each
-    ``image`` entry (default: the element's layer ref; text elements get None)."""
+    with 0-255 colour triples and string canvas labels (plus per-element ``font_bold`` / ``font_italic``
+    booleans when some text is bold or italic: an extension, see the module docstring).
+    ``image_of(index, element)`` gives each ``image`` entry (default: the element's layer ref; text elements get None)."""
     if fmt not in (V4, V5):
         raise ValueError(f"record format must be {V4!r} or {V5!r}, not {fmt!r}")
     images = image_of or (lambda i, e: e.layer)
@@ -778,13 +810,16 @@ def design_to_record(
         record["color"] = [[] if e.type == "text" or e.color is None else [_css(e.color)] for e in els]
         record["text_color"] = [[_css(e.color)] * len(e.text or "") if e.type == "text" and e.color else [] for e in els]
         record["text_line"] = [_text_lines(e.text) if e.type == "text" else [] for e in els]
-        record["font_bold"] = [[False] * len(e.text or "") if e.type == "text" else [] for e in els]
-        record["font_italic"] = [[False] * len(e.text or "") if e.type == "text" else [] for e in els]
+        record["font_bold"] = [[e.bold] * len(e.text or "") if e.type == "text" else [] for e in els]
+        record["font_italic"] = [[e.italic] * len(e.text or "") if e.type == "text" else [] for e in els]
     else:
         record.update(left=[_float32(e.left / w) for e in els], top=[_float32(e.top / h) for e in els],
                       width=[_float32(e.width / w) for e in els], height=[_float32(e.height / h) for e in els],
                       angle=[_float32(math.radians(e.angle)) for e in els])
         record["color"] = [[float(c) for c in e.color] if e.color is not None else None for e in els]
+        if any(e.type == "text" and (e.bold or e.italic) for e in els):  # the v4 extension (module docstring)
+            record["font_bold"] = [e.type == "text" and e.bold for e in els]
+            record["font_italic"] = [e.type == "text" and e.italic for e in els]
     record["opacity"] = [e.opacity for e in els]
     record["text"] = [html.escape(e.text, quote=False) if e.type == "text" and e.text else "" for e in els]
     record["font"] = [e.font or "" if e.type == "text" else "" for e in els]

@@ -13,7 +13,9 @@ alone, the same way every time. The rules, in the order they are applied:
   (how a colour perturbation on a shape becomes visible). Elements without a layer but with a colour are
   filled boxes; with neither they draw nothing (warning).
 - Text elements are re-typeset from their attributes (their pre-rendered layer, if any, is ignored so font,
-  size and colour changes show): the face from :mod:`assets.lib.fonts`; ``font_size`` px × scale;
+  size and colour changes show): the face from :mod:`assets.lib.fonts`, asked for with the element's
+  ``bold`` / ``italic`` appended to the font name as style words (see :func:`styled_font_name`), so a bold
+  text gets the family's bold face when one is installed; ``font_size`` px × scale;
   ``capitalize`` upper-cases; paragraphs split at newlines, runs of spaces collapse (CSS ``white-space:
   normal``); words wrap greedily at the box width (CJK characters may break anywhere; one word wider than
   the box overflows); baselines are ``line_height × font_size`` apart and the first line box starts at the
@@ -44,7 +46,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from assets.lib.design_model import EFFECTS, ELEMENT_TYPES, TEXT_ALIGNS, Design, Element
-from assets.lib.fonts import FontChoice, FontResolver, default_resolver, is_cjk
+from assets.lib.fonts import LAST_RESORT, FontChoice, FontResolver, default_resolver, is_cjk, parse_request
 
 WHITE = (255, 255, 255, 255)
 DEFAULT_TEXT_COLOR = (0, 0, 0)
@@ -212,6 +214,26 @@ class _Typesetter:
             x += float(self.font.getlength(char)) + self.spacing
 
 
+def styled_font_name(font: str | None, bold: bool = False, italic: bool = False) -> str | None:
+    """The name handed to the font resolver: ``font`` plus "Bold" / "Italic" style words, because the
+    resolver picks a family's face from the style words in the name ("Roboto" + bold → "Roboto Bold").
+
+    A name whose own words already ask for that weight or heavier ("Roboto Black") or for a slant keeps
+    them (appending "Bold" would lighten a Black face). No flags: the name unchanged. A styled text with
+    no font name asks for the last-resort family by name (``LAST_RESORT`` + style words): the resolver
+    cannot read a style from a name that has no family part."""
+    if not bold and not italic:
+        return font
+    base = font.strip() if font and font.strip() else LAST_RESORT
+    request = parse_request(base)
+    words = [base]
+    if bold and request.weight < 700:
+        words.append("Bold")
+    if italic and not request.italic:
+        words.append("Italic")
+    return " ".join(words)
+
+
 def typeset_text(text: str, font: ImageFont.FreeTypeFont, size: tuple[int, int], font_size: float, line_height: float,
                  letter_spacing: float, align: str) -> tuple[Image.Image, bool]:
     """The coverage mask ("L", box-sized) of ``text`` laid out by the module's rules, and whether any of it
@@ -331,7 +353,7 @@ def render_design(design: Design, load_layer: LoadLayer, fonts: FontResolver | N
                 result.warnings.append(f"{where}: font size is under one pixel at this scale; not drawn")
                 continue
             text = element.text.upper() if element.capitalize else element.text
-            choice, missing = resolver.resolve_for_text(element.font, text)
+            choice, missing = resolver.resolve_for_text(styled_font_name(element.font, element.bold, element.italic), text)
             result.fonts_used[element.element_id] = choice
             if missing:
                 shown = "".join(missing[:10]) + ("…" if len(missing) > 10 else "")

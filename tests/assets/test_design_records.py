@@ -19,6 +19,7 @@ from assets.lib.design_records import (
     parse_color,
     read_design_folder,
     read_design_parquet,
+    style_flag,
 )
 from sample.design_fixture import build_design_fixture
 from warehouse.ids import sha256_hex
@@ -232,6 +233,8 @@ def test_detect_format_geometry_rule_and_explicit_override():
         ({"text_align": ["", "", "middle"]}, "bad_text_align", "text_align", 2),
         ({"line_height": [1.0, 1.0, 0.0]}, "bad_line_height", "line_height", 2),
         ({"capitalize": [False, False, "yes"]}, "bad_value", "capitalize", 2),
+        ({"font_bold": [[], [], [True, "heavy", True, True, True]]}, "bad_value", "font_bold", 2),
+        ({"font_italic": [[], [], 2]}, "bad_value", "font_italic", 2),
         ({"image": [{"bytes": PNG_A, "path": None}, None, None]}, "layer_missing", "image", 1),
         ({"image": [{"bytes": None, "path": None}, {"bytes": PNG_B}, None]}, "layer_missing", "image", 0),
         ({"image": [b"not a png", {"bytes": PNG_B}, None]}, "layer_undecodable", "image", 0),
@@ -293,6 +296,54 @@ def test_design_to_record_round_trips_through_both_encodings():
     assert v5["type"][2] == "TextElement" and v5["color"][2] == []
 
 
+# --- bold / italic ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags, want",
+    [
+        ([True, True, False, True, False], True),   # 3 of 5: a majority
+        ([True, False, True, False], False),        # 2 of 4: a tie is not bold
+        ([True, False, False], False),               # 1 of 3
+        ([1, 1, 0], True),                           # 0/1 integers count as booleans
+        ([], False), (None, False),                  # nothing says bold
+        (True, True), (False, False), ("true", True),  # one flag per element (the v4 extension)
+    ],
+)
+def test_style_flag_majority_rule(flags, want):
+    assert style_flag(flags) is want
+
+
+def test_v5_bold_and_italic_come_from_the_per_character_majority():
+    # "Hi\nyo" has 5 characters: 3 of 5 bold -> bold; 2 of 4 italic flags is a tie -> not italic
+    record = v5_record(font_bold=[[], [], [True, True, True, False, False]],
+                       font_italic=[[], [], [True, True, False, False]])
+    text = design_from_record(record)[0].elements[2]
+    assert (text.bold, text.italic) == (True, False)
+    record = v5_record(font_bold=[[True], [True], [False] * 5], font_italic=[[], [], [True] * 5])
+    design, _ = design_from_record(record)
+    assert [(e.bold, e.italic) for e in design.elements] == [(False, False), (False, False), (False, True)]  # text only
+    # a v5 record without the lists, and a genuine v4 record, have plain text
+    assert not any(e.bold or e.italic for e in design_from_record(v5_record())[0].elements)
+    assert not any(e.bold or e.italic for e in design_from_record(v4_record())[0].elements)
+
+
+def test_bold_round_trips_through_both_encodings_and_the_model():
+    design, layers = design_from_record(v5_record(font_bold=[[], [], [True] * 5], font_italic=[[], [], [True] * 5]))
+    assert (design.elements[2].bold, design.elements[2].italic) == (True, True)
+    data = {p.ref: p.data for p in layers}
+    v5 = design_to_record(design, "crello-v5", image_of=lambda i, e: {"bytes": data[e.layer], "path": None})
+    v4 = design_to_record(design, "crello-v4", image_of=lambda i, e: {"bytes": data[e.layer], "path": None})
+    assert v5["font_bold"] == [[], [], [True] * 5] and v5["font_italic"] == [[], [], [True] * 5]
+    assert v4["font_bold"] == v4["font_italic"] == [False, False, True]  # the v4 extension: one flag per element
+    for record in (v5, v4):
+        assert design_from_record(record)[0].elements == design.elements
+    # v4 records of plain designs stay genuine v4 (no extension fields)
+    assert "font_bold" not in design_to_record(design_from_record(v5_record())[0], "crello-v4")
+    text = design.elements[2]
+    assert text.to_dict()["bold"] is True and Design.from_dict(json.loads(design.to_json())) == design
+
+
 def test_hf_metadata_label_tables():
     metadata = json.dumps({"info": {"features": {
         "type": {"feature": {"names": ["a", "b"], "_type": "ClassLabel"}, "_type": "Sequence"},
@@ -330,7 +381,8 @@ def assert_same_design(a: Design, b: Design) -> None:
         assert abs(x.angle - y.angle) <= 0.01
         assert x.opacity == pytest.approx(y.opacity, abs=1e-6)
         assert x.font_size == pytest.approx(y.font_size, abs=1e-3) if x.font_size else x.font_size == y.font_size
-        for name in ("element_id", "type", "color", "text", "font", "text_align", "capitalize", "layer", "effects"):
+        for name in ("element_id", "type", "color", "text", "font", "text_align", "capitalize", "bold", "italic", "layer",
+                     "effects"):
             assert getattr(x, name) == getattr(y, name), name
         assert x.line_height == pytest.approx(y.line_height, abs=1e-6)
         assert x.letter_spacing == pytest.approx(y.letter_spacing, abs=1e-6)
@@ -350,6 +402,7 @@ def test_fixture_v4_and_v5_folders_ingest_to_the_same_designs(fixture_dir, expec
         assert [e.type for e in a.design.elements] == want["types"]
         assert [e.text for e in a.design.elements if e.type == "text"] == want["texts"]
         assert [i for i, e in enumerate(a.design.elements) if e.angle] == want["rotated"]
+        assert [i for i, e in enumerate(a.design.elements) if e.bold] == want["bold"]
         assert all(e.layer is None for e in a.design.elements if e.type == "text")
         assert a.design.preview is not None and a.design.preview in {p.ref for p in a.layers}
 

@@ -6,7 +6,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from assets.lib.design_model import Design, Element
-from assets.lib.design_render import RenderError, preview_difference, render_design, to_png_bytes
+from assets.lib.design_render import RenderError, preview_difference, render_design, styled_font_name, to_png_bytes
 from assets.lib.fonts import (
     STANDARD_FONT_DIRS,
     FontError,
@@ -272,6 +272,43 @@ def test_text_words_wrap_and_overflow_is_reported(fonts):
     assert any("overflows its box" in w and "element 0 (t)" in w for w in clipped.warnings)
     ys = np.nonzero(_ink(clipped.image).any(axis=1))[0]
     assert ys.max() < 40  # clipped at the box bottom (top 20 + height 20)
+
+
+def test_styled_font_name_adds_only_missing_style_words():
+    assert styled_font_name("Roboto") == "Roboto" and styled_font_name(None) is None  # no flags: unchanged
+    assert styled_font_name("Roboto", bold=True) == "Roboto Bold"
+    assert styled_font_name("Roboto", bold=True, italic=True) == "Roboto Bold Italic"
+    assert styled_font_name("Roboto Black", bold=True) == "Roboto Black"  # already heavier than bold
+    assert styled_font_name("Roboto Light", bold=True) == "Roboto Light Bold"  # the last weight word wins
+    assert styled_font_name("Lato Italic", italic=True) == "Lato Italic"
+    assert styled_font_name(None, bold=True) == styled_font_name("  ", bold=True) == "DejaVu Sans Bold"
+
+
+def test_bold_and_italic_pick_the_family_faces(fonts):
+    def face(**kw):
+        result = _render(_design(_text(text="Bold move", **kw)), fonts)
+        return result.fonts_used["t"], result
+
+    regular, plain = face()
+    bold, heavy = face(bold=True)
+    italic, _ = face(italic=True)
+    both, _ = face(bold=True, italic=True)
+    assert (regular.path.endswith("DejaVuSans.ttf"), regular.how) == (True, "exact")
+    assert bold.path.endswith("DejaVuSans-Bold.ttf") and "Bold" in bold.style and bold.how == "exact"
+    assert italic.path.endswith("DejaVuSans-Oblique.ttf") and both.path.endswith("DejaVuSans-BoldOblique.ttf")
+    # the bold face lays down more ink than the regular one (heavier strokes), and the pixels differ
+    assert to_png_bytes(heavy.image) != to_png_bytes(plain.image)
+    assert _ink(heavy.image).sum() > _ink(plain.image).sum() * 1.15
+    # a family that is not installed keeps its style through the category rule: Playfair -> DejaVu Serif Bold
+    serif, _ = face(font="Playfair Display", bold=True)
+    assert serif.path.endswith("DejaVuSerif-Bold.ttf") and serif.how == "category"
+    # no font name at all: the last-resort family, still bold
+    nameless, _ = face(font=None, bold=True)
+    assert nameless.path.endswith("DejaVuSans-Bold.ttf")
+    # deterministic: a fresh resolver gives the same bytes
+    again = render_design(_design(_text(text="Bold move", bold=True)), {}.__getitem__,
+                          fonts=FontResolver(font_dirs=[str(DEJAVU)]))
+    assert to_png_bytes(again.image) == to_png_bytes(heavy.image)
 
 
 def test_cjk_text_without_a_cjk_font_is_reported(fonts):
