@@ -39,8 +39,8 @@ from assets.lib.design_review import (
     parse_review_votes,
     review_item,
 )
-from assets.lib.model_calls import CallBudget, ModelCaller, RateLimiter
-from assets.model_call_store import WarehouseCallStore
+from assets.lib.model_calls import ModelCaller
+from assets.model_call_store import role_caller
 from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
@@ -200,12 +200,9 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
 
 
 def annotator_caller(step: Step, providers: ModelProvidersResource) -> tuple[ModelCaller, CallSettings, str]:
-    """The provider layer's ``annotator`` role for design calls: cached and logged in ``model_call`` under this
-    step's activity, with the design repair prompt; and the call settings and a name for provenance."""
-    role = providers.role("annotator")
-    endpoint = role.provider + (f"@{role.base_url}" if role.base_url else "")
-    caller = ModelCaller(endpoint, providers.provider_for("annotator"), WarehouseCallStore(step.warehouse, step.activity_id),
-                         CallBudget(None, None), RateLimiter(None), repair_request)
+    """The provider layer's ``annotator`` role for design calls, with the design repair prompt; and the call
+    settings and a name for provenance."""
+    caller, role = role_caller(step.warehouse, step.activity_id, providers, "annotator", repair_request)
     return caller, CallSettings(role.model, role.temperature, role.max_output_tokens), f"model {role.provider}/{role.model}"
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from assets.lib.model_calls import StoredCall
-from resources.model_providers import ModelResponse
+from assets.lib.model_calls import CallBudget, ModelCaller, RateLimiter, StoredCall
+from resources.model_providers import ModelProvidersResource, ModelRequest, ModelResponse, RoleConfig
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import canonical_json, digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, utcnow
@@ -85,3 +85,14 @@ def call_summary(warehouse: Warehouse, activity_id: str) -> dict[str, Any]:
         [activity_id],
     )
     return {"calls": json.loads(frame.to_json(orient="records"))}
+
+
+def role_caller(warehouse: Warehouse, activity_id: str, providers: ModelProvidersResource, role: str,
+                repair: Callable[[ModelRequest, str, str], ModelRequest]) -> tuple[ModelCaller, RoleConfig]:
+    """The provider layer's ``role`` for one step's calls: cached and logged in ``model_call`` under the step's
+    activity, answers validated with one ``repair`` request; and the role's settings for provenance."""
+    config = providers.role(role)
+    endpoint = config.provider + (f"@{config.base_url}" if config.base_url else "")
+    caller = ModelCaller(endpoint, providers.provider_for(role), WarehouseCallStore(warehouse, activity_id),
+                         CallBudget(None, None), RateLimiter(None), repair)
+    return caller, config

@@ -143,12 +143,45 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
            "SELECT model, manual_check, count(*) AS n FROM counterfactual_edit GROUP BY ALL ORDER BY ALL")
     _table(wh, "rejected design records (table design_source_read)",
            "SELECT reason_code, count(*) AS n FROM design_source_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
+    stand_ins = wh.query("SELECT count(*) AS n FROM poem_illustration WHERE kind = 'stand_in'")
+    if int(stand_ins.iloc[0, 0]):
+        print("\npoem illustrations: no text-to-image model is configured (image_generators); the sample's paintings"
+              " stand in as illustrations (kind = 'stand_in'), so the figures below rate stand-ins, not model output")
+    _table(wh, "poem illustrations (table poem_illustration)",
+           "SELECT generator, kind, coalesce(model, '-') AS model, count(*) AS images FROM poem_illustration GROUP BY ALL ORDER BY ALL")
+    _table(wh, "survey quality control (view poem_survey_exclusions)",
+           "SELECT level, reason_code, count(*) AS n FROM poem_survey_exclusions GROUP BY ALL ORDER BY ALL")
+    _table(wh, "per-model table: mean per dimension over applicable images (view poem_model_table)",
+           "SELECT generator, round(COLUMNS(* EXCLUDE (generator, n_images)), 3), n_images FROM poem_model_table ORDER BY quality DESC")
+    _table(wh, "bootstrap of the model ranking: share of resamples at each rank (table poem_rank_frequency)",
+           "PIVOT (SELECT generator, 'rank ' || rank AS rank, round(share, 4) AS share, observed_rank, n_resamples, n_poems"
+           " FROM poem_rank_frequency) ON rank USING first(share) ORDER BY observed_rank")
+    _table(wh, "within-one-level agreement on multi-rated images (table poem_agreement)",
+           "SELECT dimension, pairs, agreeing, round(rate, 3) AS rate FROM poem_agreement ORDER BY dimension")
+    _table(wh, "text integrity (table poem_text_label)",
+           "SELECT source, issue, count(*) AS images FROM poem_text_label GROUP BY ALL ORDER BY ALL")
+    _table(wh, "rubric judge against people (table poem_judge_agreement)",
+           "SELECT judge, dimension, n, round(mae, 3) AS mae, round(within_005, 3) AS within_005, round(kendall_tau, 3) AS tau,"
+           " n_poems FROM poem_judge_agreement WHERE dimension = 'all' OR n > 0 ORDER BY judge, dimension = 'all' DESC, dimension")
+    _table(wh, "contextual-suitability cases (view context_case_status)",
+           "SELECT status, count(*) AS cases FROM context_case_status GROUP BY ALL ORDER BY ALL")
+    _table(wh, "rejected case records (table context_case_read)",
+           "SELECT reason_code, count(*) AS n FROM context_case_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
+    _table(wh, "anti-shortcut report (table context_shortcut_report)",
+           "SELECT answerer, figures->>'n_cases' AS cases, round(CAST(figures->>'gold_yes_rate' AS DOUBLE), 3) AS gold_yes_rate,"
+           " round(CAST(figures->>'length_gold_correlation' AS DOUBLE), 3) AS length_gold_r,"
+           " round(CAST(figures->>'majority_baseline_accuracy' AS DOUBLE), 3) AS majority_baseline,"
+           " round(CAST(figures->>'text_only_accuracy' AS DOUBLE), 3) AS text_only FROM context_shortcut_report ORDER BY answerer")
+    verdicts = wh.query("SELECT answerer, figures->>'verdict' AS verdict FROM context_shortcut_report ORDER BY answerer")
+    for answerer, verdict in verdicts.itertuples(index=False):
+        print(f"  {answerer}: {verdict}")
     _table(wh, "exported files (table export_file)", "SELECT dataset, path, n_rows FROM export_file ORDER BY dataset, path")
     print(f"\nwarehouse: {wh.path}")
     print(
         'query it:  aesforge sql "SELECT * FROM duplicate_drops"   (views: pool_images, duplicate_drops, pool_exclusions,'
         " pool_stage_counts, provenance(id), photocritique_selection_flow, photocritique_reference_set, photocritique_exclusions,"
-        " critique_canvas_records, critique_audit_summary, design_question_records, design_answer_balance)"
+        " critique_canvas_records, critique_audit_summary, design_question_records, design_answer_balance, poem_image_records,"
+        " poem_model_table, poem_survey_exclusions, context_case_status, context_canvas_eval_records, context_canvas_gold_records)"
     )
 
 
@@ -170,8 +203,10 @@ def run_sql(config_file: str | None, sql: str) -> int:
 
 
 def make_sample(out: str) -> int:
+    from sample.context_fixture import write_context_sample
     from sample.design_fixture import build_design_fixture
     from sample.make_corpus import build_corpus
+    from sample.poem_fixture import write_poem_sample
     from sample.reddit_fixture import write_fixture
 
     summary = build_corpus(Path(out))
@@ -181,6 +216,10 @@ def make_sample(out: str) -> int:
     designs = build_design_fixture(Path(out) / "designs")
     print(f"sample Crello designs written to {(Path(out) / 'designs').resolve()}: {len(designs['designs'])} designs (v4 and v5),"
           f" {len(designs['broken'])} broken records")
+    poems = write_poem_sample(Path(out) / "poetry")
+    print(f"sample poems and fixture survey written to {(Path(out) / 'poetry').resolve()}: {json.dumps(poems.get('counts', {}), sort_keys=True)}")
+    cases = write_context_sample(Path(out) / "context", Path(out))
+    print(f"sample contextual-suitability cases written to {(Path(out) / 'context').resolve()}: {json.dumps(cases.get('counts', {}), sort_keys=True)}")
     return 0
 
 

@@ -15,17 +15,20 @@ from typing import Any
 import yaml
 from dagster_aws.s3 import S3Resource
 
+from assets.context_settings import ContextSettings
 from assets.counterfactual_edits import CounterfactualSettings
 from assets.critique_canvas import CritiqueSettings
 from assets.design_settings import DesignSettings
 from assets.lib.sources import is_url
+from assets.poetry_settings import PoetrySettings
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.settings import PoolSettings
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.http_fetcher import HttpFetcherResource
-from resources.image_editing import ImageEditorResource
+from resources.image_editing import ImageEditorResource, ImageGeneratorsResource
 from resources.model_providers import ModelProvidersResource
+from resources.ocr import OcrResource
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
 from resources.warehouse import WarehouseResource
@@ -34,7 +37,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
 SECTIONS = {
     "warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api", "models", "critique",
-    "designs", "image_editor", "counterfactual",
+    "designs", "image_editor", "counterfactual", "poetry", "image_generators", "ocr", "context_canvas",
 }
 
 
@@ -100,6 +103,18 @@ def load_config(path: Path) -> dict[str, Any]:
     for key in ("specs", "checks"):
         if config["counterfactual"].get(key):
             config["counterfactual"][key] = resolve(config["counterfactual"][key])
+    poetry = config["poetry"]
+    for key in ("corpus", "surveys", "adjudication"):
+        poetry[key] = [resolve(p) for p in poetry.get(key) or []]
+    for key, default in (("survey_dir", "data/survey/poetry"), ("export_dir", "data/exports/poetry")):
+        poetry[key] = resolve(poetry.get(key) or default)
+    if poetry.get("stand_in_folder"):
+        poetry["stand_in_folder"] = resolve(poetry["stand_in_folder"])
+    cases = config["context_canvas"]
+    cases["cases"] = [resolve(p) for p in cases.get("cases") or []]
+    cases["sheet_dir"] = resolve(cases.get("sheet_dir") or "data/review/context")
+    cases["returned_dir"] = resolve(cases.get("returned_dir") or str(Path(cases["sheet_dir"]) / "returned"))
+    cases["export_dir"] = resolve(cases.get("export_dir") or "data/exports/context_canvas")
     config["warehouse"].setdefault("path", resolve("data/warehouse.duckdb"))
     config["blob_store"].setdefault("root", resolve("data/blobs"))
     return config
@@ -124,6 +139,10 @@ def build_resources(config: dict[str, Any]) -> dict[str, Any]:
             "designs": DesignSettings(**config["designs"]),
             "image_editor": ImageEditorResource(**config["image_editor"]),
             "counterfactual": CounterfactualSettings(**config["counterfactual"]),
+            "poetry": PoetrySettings(**config["poetry"]),
+            "image_generators": ImageGeneratorsResource(**config["image_generators"]),
+            "ocr": OcrResource(**config["ocr"]),
+            "context_canvas": ContextSettings(**config["context_canvas"]),
         }
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid configuration: {exc}") from exc

@@ -43,6 +43,20 @@ design_aesthetics_job = define_asset_job(
     " sheets and labels (human majority, else the heuristic judge), split by base design, questions, export.",
 )
 
+poetry_benchmark_job = define_asset_job(
+    name="poetry_benchmark_job",
+    selection=AssetSelection.groups("poetry_benchmark"),
+    description="TangPoetryBench-style poem illustrations: corpus, one image per poem and text-to-image model (or stand-ins),"
+    " phase-1 items, survey QC, OCR text integrity, rubric scores, agreement, per-model table, bootstrap, rubric judge, export.",
+)
+
+context_canvas_job = define_asset_job(
+    name="context_canvas_job",
+    selection=AssetSelection.groups("context_canvas").upstream(),
+    description="ContextCanvas-style cases: expert-authored records over pool images, the seven-criterion review, the"
+    " anti-shortcut report, and the export (model input apart from gold labels and provenance).",
+)
+
 full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
     selection=AssetSelection.all(),

@@ -5,8 +5,11 @@ Why: the demo and the tests must run the whole chain with no key and no network,
 the prompt was rendered from (``request.context``: domain, plan, dialogue), so its answers depend only on the
 image and those inputs, never on wording.
 
-It also answers the two design-labelling schemas of ``assets.lib.design_labelling`` (``design_label``,
-``design_reasoning``, and their repairs, which carry the same context): the design record and indicator come from
+It also answers the poem rubric judge (``poem_rubric_scores``: technical quality and style from the image's
+measurements, null where pixels cannot tell) and the ContextCanvas text-only probe (``context_text_only``: the
+word-overlap shortcut detector over the case's text). It also answers the two design-labelling schemas of
+``assets.lib.design_labelling`` (``design_label``, ``design_reasoning``, and their repairs, which carry the same
+context): the design record and indicator come from
 ``request.context``, the render from ``request.image`` (a few-shot example sheet is cropped back to the design
 panel at its top-left), and the answer is the offline judge's (``assets.lib.design_judge.judge``) judgement in the
 requested shape. It refuses (``invalid_response``) rather than invent: an indicator the judge cannot measure from
@@ -27,6 +30,9 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from assets.lib import heuristic_critic
+from assets.lib.context_cases import CaseOption
+from assets.lib.context_shortcuts import text_only_guess
+from assets.lib.context_text_only import TEXT_ONLY_SCHEMA_NAME
 from assets.lib.critique_schema import DOMAINS
 from assets.lib.design_judge import JudgeError, Judgement, judge
 from assets.lib.design_labelling import (
@@ -40,6 +46,7 @@ from assets.lib.design_labelling import (
 )
 from assets.lib.design_model import Design
 from assets.lib.image_measures import ImageMeasures, measure
+from assets.lib.poem_judge import JUDGE_SCHEMA_NAME, heuristic_judgement
 from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest, ModelResponse
 from warehouse.ids import sha256_hex
 
@@ -104,6 +111,10 @@ class HeuristicProvider:
         schema = request.schema_name or _ROLE_SCHEMA[request.role]
         if schema in _DESIGN_SCHEMAS:
             return self._design_answer(request, schema)
+        if schema == JUDGE_SCHEMA_NAME:
+            return self._poem_judgement(request)
+        if schema == TEXT_ONLY_SCHEMA_NAME:
+            return _text_only_answer(request)
         if schema not in ("plan", "dialogue", "verdicts"):
             raise _Refusal(f"role {request.role!r} with schema {schema!r}: expected schema plan, dialogue or verdicts "
                            f"(or a design schema: {', '.join(_DESIGN_SCHEMAS)})")
@@ -122,6 +133,22 @@ class HeuristicProvider:
         if dialogue is None or not isinstance(dialogue.get("pairs"), list):
             raise _Refusal("a verdicts request needs the dialogue to judge in request.context['dialogue']")
         return heuristic_critic.verdicts(measures, domain, dialogue)
+
+    # --- poem illustrations -------------------------------------------------------------------------------------
+
+    def _poem_judgement(self, request: ModelRequest) -> dict[str, Any]:
+        """The rubric answer from measurements of the illustration (``assets.lib.poem_judge.heuristic_judgement``):
+        technical quality and style where pixels say something, null ("cannot tell") for the rest."""
+        if not request.image:
+            raise _Refusal("the heuristic provider needs the image: the request carries none")
+        poem_text = (request.context or {}).get("poem_text")
+        if not isinstance(poem_text, str):
+            raise _Refusal("a poem judgement request needs the poem in request.context['poem_text']")
+        try:
+            with Image.open(io.BytesIO(request.image)) as decoded:
+                return heuristic_judgement(decoded.convert("RGB"), poem_text)
+        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+            raise _Refusal(f"the request image could not be decoded: {exc}") from None
 
     # --- design labelling ------------------------------------------------------------------------------------
 
@@ -254,3 +281,17 @@ def _design_reasoning(judgement: Judgement, design: Design, context: Mapping[str
     about_regions = [i for i, e in enumerate(claim_ids) if e in regions]
     keep = sorted((about_regions + [i for i in range(len(claim_steps)) if i not in about_regions])[:budget])
     return {"steps": [*(claim_steps[i] for i in keep), *region_steps, closing], "verdict": answer["verdict"]}
+
+
+def _text_only_answer(request: ModelRequest) -> dict[str, Any]:
+    """A case answered from its wording alone (``assets.lib.context_shortcuts.text_only_guess``): the shortcut
+    detector, computed from the scenario, question and options in ``request.context``."""
+    context = request.context or {}
+    options = context.get("options")
+    if not isinstance(options, list) or not options:
+        raise _Refusal("a text-only request needs the case's options in request.context['options']")
+    scenario = f"{context.get('scenario', '')} {context.get('proposed_assessment', '')}"
+    choice = text_only_guess(scenario, str(context.get("question", "")),
+                             [CaseOption(str(o["option_id"]), str(o["text"])) for o in options])
+    return {"answer": choice, "reason": "the option sharing the most words with the scenario and question (ties: the"
+            " longer option), read without the image"}

@@ -75,22 +75,28 @@ def parse_template(content: bytes, source: str = "<template>") -> PromptTemplate
                           sha256=sha256_hex(content))
 
 
-def template_names() -> tuple[str, ...]:
-    folder = resources.files(TEMPLATE_PACKAGE).joinpath(TEMPLATE_FOLDER)
-    return tuple(sorted(entry.name.removesuffix(".txt") for entry in folder.iterdir() if entry.name.endswith(".txt")))
+def template_names(folder: str = TEMPLATE_FOLDER) -> tuple[str, ...]:
+    entries = resources.files(TEMPLATE_PACKAGE).joinpath(folder)
+    return tuple(sorted(entry.name.removesuffix(".txt") for entry in entries.iterdir() if entry.name.endswith(".txt")))
 
 
 @lru_cache(maxsize=None)
-def load_template(name: str) -> PromptTemplate:
-    """The packaged template ``critique/<name>.txt``; its header id must be ``critique/<name>``."""
-    names = template_names()
+def load_packaged_template(folder: str, name: str) -> PromptTemplate:
+    """The packaged template ``<folder>/<name>.txt`` (folders under ``assets/prompts``: critique, design, poetry,
+    context); its header id must be ``<folder>/<name>``."""
+    names = template_names(folder)
     if name not in names:
-        raise TemplateError(f"no prompt template {name!r}; available: {', '.join(names)}")
-    source = f"{TEMPLATE_FOLDER}/{name}.txt"
+        raise TemplateError(f"no {folder} prompt template {name!r}; available: {', '.join(names)}")
+    source = f"{folder}/{name}.txt"
     template = parse_template(resources.files(TEMPLATE_PACKAGE).joinpath(source).read_bytes(), source)
-    if template.id != f"{TEMPLATE_FOLDER}/{name}":
+    if template.id != f"{folder}/{name}":
         raise TemplateError(f"{source}: header id {template.id!r} does not match the file name")
     return template
+
+
+def load_template(name: str) -> PromptTemplate:
+    """The packaged template ``critique/<name>.txt``."""
+    return load_packaged_template(TEMPLATE_FOLDER, name)
 
 
 def render(template: PromptTemplate, **values: str) -> tuple[str, str]:

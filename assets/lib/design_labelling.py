@@ -29,20 +29,19 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from assets.lib.critique_prompts import PromptTemplate, TemplateError, load_template, parse_template, render
+from assets.lib.critique_prompts import PromptTemplate, load_packaged_template, load_template, render
+from assets.lib.critique_prompts import template_names as critique_template_names
 from assets.lib.critique_schema import SchemaError, extract_json_object
 from assets.lib.design_judge import Judgement, clip_box, element_bounds
 from assets.lib.design_model import Design, Element
+from assets.lib.model_calls import schema_repair_request
 from resources.model_providers import ModelRequest
 from warehouse.ids import digest_of
 
-TEMPLATE_PACKAGE = "assets.prompts"
 TEMPLATE_FOLDER = "design"
 LABEL_SCHEMA_NAME = "design_label"
 REASONING_SCHEMA_NAME = "design_reasoning"
@@ -127,21 +126,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {LABEL_SCHEMA_NAME: LABEL_SCHEMA, REASONING
 
 
 def template_names() -> tuple[str, ...]:
-    folder = resources.files(TEMPLATE_PACKAGE).joinpath(TEMPLATE_FOLDER)
-    return tuple(sorted(entry.name.removesuffix(".txt") for entry in folder.iterdir() if entry.name.endswith(".txt")))
+    return critique_template_names(TEMPLATE_FOLDER)
 
 
-@lru_cache(maxsize=None)
 def load_design_template(name: str) -> PromptTemplate:
-    """The packaged template ``design/<name>.txt``; its header id must be ``design/<name>``."""
-    names = template_names()
-    if name not in names:
-        raise TemplateError(f"no design prompt template {name!r}; available: {', '.join(names)}")
-    source = f"{TEMPLATE_FOLDER}/{name}.txt"
-    template = parse_template(resources.files(TEMPLATE_PACKAGE).joinpath(source).read_bytes(), source)
-    if template.id != f"{TEMPLATE_FOLDER}/{name}":
-        raise TemplateError(f"{source}: header id {template.id!r} does not match the file name")
-    return template
+    """The packaged template ``design/<name>.txt``."""
+    return load_packaged_template(TEMPLATE_FOLDER, name)
 
 
 def labelling_digest() -> str:
@@ -437,15 +427,7 @@ def repair_request(original: ModelRequest, invalid_answer: str, problem: str) ->
     schema_name = original.schema_name or ""
     if schema_name not in SCHEMAS:
         raise ValueError(f"no design schema {schema_name!r}; expected one of {', '.join(SCHEMAS)}")
-    template = load_template("repair")
-    system, user = render(template, schema_name=schema_name, schema_json=json.dumps(SCHEMAS[schema_name], indent=2),
-                          invalid_answer=invalid_answer, error=problem)
-    return ModelRequest(
-        role="repair", model=original.model, system=system, user=user, image=original.image,
-        image_mime=original.image_mime, json_schema=original.json_schema, schema_name=schema_name,
-        temperature=original.temperature, max_output_tokens=original.max_output_tokens, template_id=template.id,
-        template_version=template.version, context={**original.context, "repairs": original.template_id},
-    )
+    return schema_repair_request(original, invalid_answer, problem, SCHEMAS[schema_name])
 
 
 # --- answers -----------------------------------------------------------------------------------------------------

@@ -9,12 +9,14 @@ validated, so an unchanged re-run makes no request at all and reaches the same d
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from assets.lib.critique_prompts import load_template, render
 from resources.model_providers import OK, ModelProvider, ModelRequest, ModelResponse
 from warehouse.ids import digest_of, sha256_hex
 
@@ -210,3 +212,17 @@ class ModelCaller:
 def _describe(invalid: ValueError) -> str:
     code, text = getattr(invalid, "reason_code", "invalid_answer"), str(invalid)
     return (text if text.startswith(code) else f"{code}: {text}")[:1000]
+
+
+def schema_repair_request(original: ModelRequest, invalid_answer: str, problem: str, schema: Mapping[str, Any]) -> ModelRequest:
+    """The shared repair prompt (``critique/repair``) for an answer that failed ``schema``: the same model, image,
+    schema and context, asked to return a valid object. Each stage's ``repair_request`` names its schema here."""
+    template = load_template("repair")
+    system, user = render(template, schema_name=original.schema_name or "", schema_json=json.dumps(schema, indent=2),
+                          invalid_answer=invalid_answer, error=problem)
+    return ModelRequest(
+        role="repair", model=original.model, system=system, user=user, image=original.image,
+        image_mime=original.image_mime, json_schema=original.json_schema, schema_name=original.schema_name,
+        temperature=original.temperature, max_output_tokens=original.max_output_tokens, template_id=template.id,
+        template_version=template.version, context={**original.context, "repairs": original.template_id},
+    )

@@ -31,11 +31,19 @@ DESIGN_ASSETS = {
     "design_questions", "design_reasoning_paths", "aeseval_export",
 }
 
+POETRY_ASSETS = {
+    "poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses", "poem_text_integrity",
+    "poem_scores", "poem_benchmark_statistics", "poem_judge_scores", "poetry_benchmark_export",
+}
+CONTEXT_ASSETS = {"context_cases", "context_case_review", "context_shortcut_report", "context_canvas_export"}
+
 
 def test_asset_graph_checks_and_lineage():
     defs = build_definitions(load_config(SAMPLE_CONFIG))
     graph = defs.resolve_asset_graph()
-    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS | DESIGN_ASSETS | {"counterfactual_edits"}
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == (POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS
+                                                                     | DESIGN_ASSETS | POETRY_ASSETS | CONTEXT_ASSETS
+                                                                     | {"counterfactual_edits"})
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }
@@ -52,6 +60,14 @@ def test_asset_graph_checks_and_lineage():
     assert graph.get(AssetKey("critique_canvas_export")).parent_keys == {AssetKey("critique_splits"), AssetKey("critique_audit_report")}
     critique_job = defs.resolve_job_def("photocritique_job")
     assert {node.name for node in critique_job.graph.nodes} >= POOL_ASSETS | PHOTOCRITIQUE_ASSETS
+    # The poem benchmark never pulls in the pool (its stand-ins are files; its generated images join the pool's
+    # next run), so running it cannot trigger a pool rebuild; ContextCanvas cases wait for the pool.
+    poetry_job = defs.resolve_job_def("poetry_benchmark_job")
+    assert {node.name for node in poetry_job.graph.nodes if not node.name.endswith("_contract")} == POETRY_ASSETS
+    context_job = defs.resolve_job_def("context_canvas_job")
+    assert {node.name for node in context_job.graph.nodes} >= POOL_ASSETS | CONTEXT_ASSETS
+    assert {"three_distinct_distractors", "na_never_averaged_in", "scores_in_unit_interval", "gold_option_among_options",
+            "retained_cases_pass_all_criteria", "no_probe_output_in_exports"} <= set(checks)
 
 
 def test_workspace_loads_with_the_dagster_cli(tmp_path):

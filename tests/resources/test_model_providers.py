@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -147,23 +146,6 @@ def _provider(api: str, server: ModelApiServer, *, sleeps: list[float] | None = 
     """A text provider of kind ``api`` pointed at ``server``; ``sleeps`` (when given) records backoff waits
     instead of sleeping them."""
     return TEXT[api].build(server, sleeps=sleeps, **kwargs)
-
-
-@pytest.fixture
-def logs() -> Iterator[Callable[[], str]]:
-    """Everything logged at any level while the test runs (SDK debug logs included)."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setLevel(logging.DEBUG)
-    root = logging.getLogger()
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield stream.getvalue
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
 
 
 # --- the happy path, per wire format --------------------------------------------------------------------

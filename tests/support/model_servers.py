@@ -10,14 +10,20 @@ wire format, never against mocks and never against the internet. One server answ
   ``{"created": ..., "data": [{"b64_json": <PNG>}]}``, and a ``generateContent`` request whose
   ``responseModalities`` include ``IMAGE`` answers with an ``inlineData`` image part (Gemini image output).
   Both edits are computed from the uploaded image by a pluggable ``image_editor(image, prompt) -> PNG``
-  (default ``invert_named_region``: inverts the half of the image the prompt names), never a canned picture.
+  (default ``invert_named_region``: inverts the half of the image the prompt names), never a canned picture;
+- ``POST /v1/images/generations`` (OpenAI images generation, a JSON body with ``model``, ``prompt``, ``n``,
+  ``size``...) answers the same shape, and so does a Gemini ``generateContent`` asking for ``IMAGE`` output
+  with no input image. Both generations are computed from the prompt by a pluggable
+  ``image_generator(prompt) -> PNG`` (default ``paint_prompt``: a 256x256 landscape-like gradient whose colours
+  come from a digest of the prompt, with any ``[render text: ...]`` in the prompt drawn in DejaVu Sans so OCR
+  tests have legible characters to find).
 
 The answer text comes from a pluggable ``responder(request_json) -> str``, so a test can compute the model's
 answer from what the client actually sent (the ``wire_*`` helpers read images, prompts and the requested
 schema from either wire format). Failures can be injected per path, per body substring and per Nth matching
 request: an HTTP status (429/5xx with ``Retry-After``), a reply slower than the client's timeout, a body that
 is not JSON, a body cut off mid-JSON, and a well-formed reply whose *content* is malformed JSON (for the call
-layer's repair path); for the image answers also ``NO_IMAGE`` (a well-formed answer without an image), and
+layer's repair path); for the image answers (edits and generations) also ``NO_IMAGE`` (a well-formed answer without an image), and
 ``MALFORMED_CONTENT`` there sends image data that does not decode as an image. Every request is recorded (path,
 headers without credentials, JSON body or parsed multipart form); an optional fixed latency per request serves
 the throughput benchmark. Requests to paths the server does not serve fail
@@ -28,6 +34,8 @@ from __future__ import annotations
 
 import base64
 import email.policy
+import functools
+import hashlib
 import io
 import itertools
 import json
@@ -43,13 +51,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from PIL import Image, ImageOps
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 OPENAI = "openai"
 GEMINI = "gemini"
 OPENAI_IMAGES = "openai_images"
+OPENAI_GENERATIONS = "openai_generations"
 OPENAI_PATH = "/v1/chat/completions"
 OPENAI_IMAGES_PATH = "/v1/images/edits"
+OPENAI_GENERATIONS_PATH = "/v1/images/generations"
 _GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):generateContent$")
 GEMINI_IMAGE_TOKENS = 258
 """Tokens the server charges per image (Gemini's figure for an image of up to 384 px a side)."""
@@ -66,13 +77,16 @@ on the image answers, image data that is not an image: ``content`` sent verbatim
 invalid base64), default the base64 of the edited PNG cut in half."""
 NO_IMAGE = "no_image"
 """Injected (image answers only): a well-formed reply without an image: OpenAI ``"data": []``; Gemini a text part
-only (``content``, default a refusal sentence), as a model that declines an edit answers."""
+only (``content``, default a refusal sentence), as a model that declines an edit or a generation answers."""
 
 _SECRET_HEADERS = frozenset({"authorization", "x-goog-api-key", "api-key"})
 
 Responder = Callable[[dict[str, Any]], str]
 ImageEdit = Callable[[bytes, str], bytes]
-"""``(uploaded image bytes, prompt) -> edited image bytes``: what the image answers carry."""
+"""``(uploaded image bytes, prompt) -> edited image bytes``: what the image-edit answers carry."""
+ImageGenerate = Callable[[str], bytes]
+"""``prompt -> generated image bytes``: what the image-generation answers carry."""
+_OPENAI_APIS = (OPENAI, OPENAI_IMAGES, OPENAI_GENERATIONS)
 
 
 def gemini_path(model: str) -> str:
@@ -143,15 +157,22 @@ def _b64decode_any(data: str) -> bytes:
 
 
 def wire_api(body: Mapping[str, Any]) -> str:
-    """Which API a request body belongs to (an images-edit form is recorded with its files under ``files``)."""
+    """Which API a request body belongs to (an images-edit form is recorded with its files under ``files``; an
+    images-generation body has a ``prompt`` and no ``messages``)."""
     if "contents" in body:
         return GEMINI
-    return OPENAI_IMAGES if "files" in body and "messages" not in body else OPENAI
+    if "messages" in body:
+        return OPENAI
+    if "files" in body:
+        return OPENAI_IMAGES
+    return OPENAI_GENERATIONS if "prompt" in body else OPENAI
 
 
 def wire_images(body: Mapping[str, Any]) -> list[tuple[str, bytes]]:
     """``(mime type, bytes)`` of every inline image in the request, in order."""
     images: list[tuple[str, bytes]] = []
+    if wire_api(body) == OPENAI_GENERATIONS:
+        return images
     if wire_api(body) == OPENAI_IMAGES:
         return [(file["content_type"], base64.b64decode(file["data"])) for file in body["files"] if file["field"].startswith("image")]
     if wire_api(body) == GEMINI:
@@ -180,7 +201,7 @@ def _texts(parts: Any) -> list[str]:
 
 def wire_system(body: Mapping[str, Any]) -> str:
     """The system prompt (OpenAI ``system``/``developer`` messages, Gemini ``systemInstruction``)."""
-    if wire_api(body) == OPENAI_IMAGES:
+    if wire_api(body) in (OPENAI_IMAGES, OPENAI_GENERATIONS):
         return ""
     if wire_api(body) == GEMINI:
         instruction = body.get("systemInstruction") or body.get("system_instruction") or {}
@@ -194,8 +215,8 @@ def wire_system(body: Mapping[str, Any]) -> str:
 
 
 def wire_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the user turns (the ``prompt`` field of an images-edit form)."""
-    if wire_api(body) == OPENAI_IMAGES:
+    """The text of the user turns (the ``prompt`` field of an images-edit form or images-generation body)."""
+    if wire_api(body) in (OPENAI_IMAGES, OPENAI_GENERATIONS):
         return str(body.get("prompt", ""))
     if wire_api(body) == GEMINI:
         turns = [content for content in body.get("contents", []) if content.get("role", "user") == "user"]
@@ -302,6 +323,77 @@ def invert_named_region(image: bytes, prompt: str) -> bytes:
     return out.getvalue()
 
 
+PAINT_SIZE = 256
+"""Width and height of the pictures ``paint_prompt`` makes (whatever size was asked for)."""
+RENDER_TEXT = re.compile(r"\[render text:\s*(?P<text>[^\]]*?)\s*\]", re.IGNORECASE)
+"""The prompt marker ``[render text: ...]``: ``paint_prompt`` draws the text it holds, as a model that ignores
+"no text in the image" would, so OCR checks have a positive case computed from the request."""
+
+
+def prompt_palette(prompt: str) -> tuple[tuple[int, int, int], ...]:
+    """Four colours from the SHA-256 of the prompt (UTF-8): sky top, horizon, far ridge, near ridge."""
+    digest = hashlib.sha256(prompt.encode("utf-8")).digest()
+    return tuple((digest[i], digest[i + 1], digest[i + 2]) for i in range(0, 12, 3))
+
+
+def rendered_text(prompt: str) -> str | None:
+    """The text of the first ``[render text: ...]`` marker in ``prompt`` (None when there is none or it is blank)."""
+    match = RENDER_TEXT.search(prompt)
+    return (match["text"] or None) if match else None
+
+
+@functools.lru_cache(maxsize=32)
+def _sans(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """DejaVu Sans at ``size`` px (Pillow finds it in the system font folders); Pillow's bundled font if absent."""
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size=size)
+
+
+def _draw_text(picture: Image.Image, text: str) -> None:
+    """``text`` in dark letters on a light plate in the middle of ``picture``, at the largest size from 32 px
+    down that fits the width with a margin."""
+    draw = ImageDraw.Draw(picture)
+    for size in range(32, 9, -2):
+        font = _sans(size)
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        if right - left <= picture.width - 24:
+            break
+    width, height = right - left, bottom - top
+    x0, y0 = (picture.width - width) // 2, (picture.height - height) // 2
+    draw.rectangle((x0 - 8, y0 - 8, x0 + width + 8, y0 + height + 8), fill=(250, 248, 240))
+    draw.text((x0 - left, y0 - top), text, fill=(15, 15, 15), font=font)
+
+
+def paint_prompt(prompt: str) -> bytes:
+    """Default generation: a ``PAINT_SIZE`` square PNG computed from the prompt alone: a sky graded from one
+    colour to another down to the horizon, a misty far ridge and a darker near ridge, their colours and the
+    ridges' waves all taken from a digest of the prompt (``prompt_palette``); a ``[render text: ...]`` marker's
+    text is drawn on top. Deterministic, so a test can recompute the exact bytes a client should receive, and
+    different prompts give visibly different pictures."""
+    top, horizon, far, near = (np.array(colour, dtype=np.float64) for colour in prompt_palette(prompt))
+    waves = hashlib.sha256(b"ridges:" + prompt.encode("utf-8")).digest()
+    size = PAINT_SIZE
+    y = (np.arange(size, dtype=np.float64) / (size - 1))[:, None, None]
+    x = np.arange(size, dtype=np.float64) / (size - 1)
+    picture = np.broadcast_to(top * (1 - y) + horizon * y, (size, size, 3)).copy()
+    far_line = 0.45 + 0.07 * np.sin(2 * np.pi * ((1 + waves[0] % 3) * x + waves[1] / 256))
+    near_line = 0.68 + 0.09 * np.sin(2 * np.pi * ((1 + waves[2] % 2) * x + waves[3] / 256))
+    rows = y[:, :, 0]
+    haze = 0.5 * (1 - np.clip((rows - far_line) * 4, 0, 1))[:, :, None]  # the far ridge's top fades into the horizon
+    picture = np.where((rows > far_line)[:, :, None], far * (1 - haze) + horizon * haze, picture)
+    shade = (1 - 0.5 * np.clip(rows - near_line, 0, 1))[:, :, None]  # the near ridge darkens towards the bottom
+    picture = np.where((rows > near_line)[:, :, None], near * shade, picture)
+    image = Image.fromarray(np.clip(np.rint(picture), 0, 255).astype(np.uint8), "RGB")
+    text = rendered_text(prompt)
+    if text:
+        _draw_text(image, text)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False)
+    return out.getvalue()
+
+
 # --- the server -----------------------------------------------------------------------------------------
 
 
@@ -351,9 +443,11 @@ class ModelApiServer:
     ``openai_key`` / ``gemini_key`` are the only credentials accepted (otherwise 401 for OpenAI and 400
     ``INVALID_ARGUMENT`` for Gemini, as the real services answer). ``latency_s`` delays every answer (requests
     are served concurrently). ``model_suffix`` is appended to the requested model in the reported model name,
-    so tests can tell the server's report from the request. ``image_editor`` computes the image answers from
-    the uploaded image and the prompt; ``gemini_thought_images`` puts a "thought" text and draft image (the
-    unedited upload) before a Gemini image answer, as thinking image models do.
+    so tests can tell the server's report from the request. ``image_editor`` computes the image-edit answers
+    from the uploaded image and the prompt, ``image_generator`` the image-generation answers from the prompt;
+    ``gemini_thought_images`` puts a "thought" text and draft image (for an edit the unedited upload, for a
+    generation the picture of the prompt plus " (draft)") before a Gemini image answer, as thinking image
+    models do.
     """
 
     def __init__(
@@ -366,10 +460,12 @@ class ModelApiServer:
         latency_s: float = 0.0,
         model_suffix: str = "-loopback-001",
         image_editor: ImageEdit = invert_named_region,
+        image_generator: ImageGenerate = paint_prompt,
         gemini_thought_images: bool = False,
     ) -> None:
         self.responder = responder
         self.image_editor = image_editor
+        self.image_generator = image_generator
         self.gemini_thought_images = gemini_thought_images
         self.failures = list(failures)
         self.openai_key = openai_key
@@ -420,7 +516,8 @@ class ModelApiServer:
             raise AssertionError(f"ModelApiServer got requests it does not serve: {self.problems}")
 
     def requests_to(self, api: str) -> list[RecordedRequest]:
-        """Recorded requests for ``api`` (``OPENAI`` / ``GEMINI`` / ``OPENAI_IMAGES``), in arrival order."""
+        """Recorded requests for ``api`` (``OPENAI`` / ``GEMINI`` / ``OPENAI_IMAGES`` / ``OPENAI_GENERATIONS``), in
+        arrival order."""
         with self._lock:
             return [request for request in self.requests if request.api == api]
 
@@ -430,7 +527,8 @@ class ModelApiServer:
         path = urlsplit(target).path
         lowered = {name.lower(): value for name, value in headers.items()}
         gemini = _GEMINI_PATH.match(path)
-        api = OPENAI if path == OPENAI_PATH else OPENAI_IMAGES if path == OPENAI_IMAGES_PATH else GEMINI if gemini else None
+        openai_paths = {OPENAI_PATH: OPENAI, OPENAI_IMAGES_PATH: OPENAI_IMAGES, OPENAI_GENERATIONS_PATH: OPENAI_GENERATIONS}
+        api = openai_paths.get(path) or (GEMINI if gemini else None)
         try:
             if api == OPENAI_IMAGES:
                 body = parse_multipart_form(lowered.get("content-type", ""), raw)
@@ -440,7 +538,7 @@ class ModelApiServer:
             body = None
         authorized = (
             lowered.get("authorization") == f"Bearer {self.openai_key}"
-            if api in (OPENAI, OPENAI_IMAGES)
+            if api in _OPENAI_APIS
             else lowered.get("x-goog-api-key") == self.gemini_key
         )
         try:
@@ -479,12 +577,12 @@ class ModelApiServer:
                 self.problems.append(f"{method} {path}: body is not {what}")
             return self._error(api, 400, f"request body is not {what}"), "bad_request"
         if not authorized:
-            if api in (OPENAI, OPENAI_IMAGES):
+            if api in _OPENAI_APIS:
                 return self._error(api, 401, "Incorrect API key provided."), "unauthorized"
             return self._error(api, 400, "API key not valid. Please pass a valid API key."), "unauthorized"
         failure = self._take_failure(path, raw)
         model = model if api == GEMINI else str(body.get("model", ""))
-        if api == OPENAI_IMAGES or (api == GEMINI and wire_wants_image(body)):
+        if api in (OPENAI_IMAGES, OPENAI_GENERATIONS) or (api == GEMINI and wire_wants_image(body)):
             return self._route_image(api, model, body, failure)
         if failure is None:
             return self._success(api, model, body, self.responder(body)), "ok"
@@ -511,11 +609,15 @@ class ModelApiServer:
         raise ValueError(f"unknown injected failure {kind!r}")
 
     def _route_image(self, api: str, model: str, body: dict[str, Any], failure: InjectedFailure | None) -> tuple[_Reply, str]:
-        """An images-edit or Gemini image-output request: the edit of the first uploaded image, or the failure."""
+        """An image request: for an images edit or a Gemini request with an input image, the edit of the first
+        uploaded image; for an images generation or a Gemini request without one, the picture of the prompt; or
+        the injected failure."""
         images = wire_images(body)
-        if not images:
+        if api == OPENAI_IMAGES and not images:
             return self._error(api, 400, "an image edit needs an input image"), "bad_request"
         prompt = wire_user_text(body)
+        if not prompt.strip():
+            return self._error(api, 400, "the prompt is empty"), "bad_request"
         kind = failure.response if failure is not None else None
         if isinstance(kind, int):
             assert failure is not None
@@ -526,13 +628,15 @@ class ModelApiServer:
             return _Reply(200, html, {"Content-Type": "text/html; charset=utf-8"}), kind
         if kind == NO_IMAGE:
             assert failure is not None
-            return self._image_success(api, model, body, None, failure.content or "I cannot make this edit."), kind
-        edited = self.image_editor(images[0][1], prompt)
+            refusal = failure.content or ("I cannot make this edit." if images else "I cannot make this image.")
+            return self._image_success(api, model, body, None, refusal), kind
+        made = self.image_editor(images[0][1], prompt) if images else self.image_generator(prompt)
         if kind == MALFORMED_CONTENT:
             assert failure is not None
-            cut = base64.b64encode(edited[: len(edited) // 2]).decode("ascii")
+            cut = base64.b64encode(made[: len(made) // 2]).decode("ascii")
             return self._image_success(api, model, body, failure.content if failure.content is not None else cut, None), kind
-        reply = self._image_success(api, model, body, edited, "Here is the edited image." if api == GEMINI else None)
+        said = ("Here is the edited image." if images else "Here is the image.") if api == GEMINI else None
+        reply = self._image_success(api, model, body, made, said)
         if kind == TRUNCATED_BODY:
             return _Reply(200, reply.body[: len(reply.body) // 2], reply.headers), kind
         if kind == SLOW:
@@ -547,13 +651,14 @@ class ModelApiServer:
         self, api: str, model: str, body: dict[str, Any], image: bytes | str | None, text: str | None
     ) -> _Reply:
         """The answer carrying ``image`` (PNG bytes, or the base64 field verbatim; None: no image) and, for Gemini,
-        ``text`` (and, with ``gemini_thought_images``, the uploaded image first as a "thought" draft)."""
+        ``text`` (and, with ``gemini_thought_images``, a "thought" draft first: the uploaded image for an edit,
+        the picture of the prompt plus " (draft)" for a generation)."""
         text_tokens = _approx_tokens(wire_user_text(body))
         image_tokens = GEMINI_IMAGE_TOKENS * len(wire_images(body))
         prompt_tokens = text_tokens + image_tokens
         output_tokens = (GEMINI_IMAGE_TOKENS if image is not None else 0) + _approx_tokens(text or "")
         encoded = base64.b64encode(image).decode("ascii") if isinstance(image, bytes) else image
-        if api == OPENAI_IMAGES:
+        if api in (OPENAI_IMAGES, OPENAI_GENERATIONS):
             return _Reply.json(
                 {
                     "created": int(time.time()),
@@ -569,7 +674,8 @@ class ModelApiServer:
             )
         parts: list[dict[str, Any]] = []
         if self.gemini_thought_images:
-            draft_mime, draft = wire_images(body)[0]
+            uploads = wire_images(body)
+            draft_mime, draft = uploads[0] if uploads else ("image/png", self.image_generator(f"{wire_user_text(body)} (draft)"))
             parts += [
                 {"text": "Planning the edit.", "thought": True},
                 {"inlineData": {"mimeType": draft_mime, "data": base64.b64encode(draft).decode("ascii")}, "thought": True},
@@ -610,7 +716,7 @@ class ModelApiServer:
         self, api: str, status: int, message: str, headers: Mapping[str, str] | None = None, retry_info_s: float | None = None
     ) -> _Reply:
         phrase = HTTPStatus(status).phrase.upper().replace(" ", "_") if status in HTTPStatus._value2member_map_ else "UNKNOWN"
-        if api in (OPENAI, OPENAI_IMAGES):
+        if api in _OPENAI_APIS:
             kind = "rate_limit_exceeded" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
             return _Reply.json({"error": {"message": message, "type": kind, "param": None, "code": None}}, status, headers)
         google_status = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}

@@ -1,0 +1,135 @@
+"""Review of contextual-suitability cases against the seven retention criteria (ContextCanvas S2.1.3, S2.3.1).
+
+Pure logic: assets/lib/context_review.py. The stage writes a blank review sheet (one row per case, the case's
+text shown for reading), reads every new or changed returned sheet whole or not at all, and decides each case:
+retained only when every criterion holds (unanimous reviewers, or the panel's ``final`` row), rejected or sent to
+adjudication with the criteria and reviewers named. A malformed sheet fails the run naming its rows, after the
+good sheets are stored; it keeps failing until it is fixed or removed.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+import pandas as pd
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+
+from assets.context_case_records import context_cases
+from assets.context_settings import ContextSettings
+from assets.exports import ExportFile, write_file
+from assets.lib.context_cases import ContextCase, validate_case
+from assets.lib.context_review import (
+    CRITERION_KEYS,
+    SHEET_COLUMNS,
+    CaseReview,
+    ReviewSheetError,
+    parse_reviews,
+    retentions,
+    review_sheet_rows,
+)
+from assets.returned_sheets import sheets_to_read
+from assets.step import Step, recorded_step
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows, registered
+from warehouse.ids import entity_id
+from warehouse.lineage import Entity
+
+REVIEW_STAGE = "context_case_review"
+
+
+def stored_cases(con) -> list[ContextCase]:
+    """The stored cases, validated again from their records (the record is the validated content)."""
+    cases = []
+    for record, locator in con.execute("SELECT record, locator FROM context_case ORDER BY case_id").fetchall():
+        case = validate_case(json.loads(record), locator)
+        if not isinstance(case, ContextCase):
+            raise Failure(description=f"stored case at {locator} no longer validates: {case.message}")
+        cases.append(case)
+    return cases
+
+
+@asset(
+    group_name="context_canvas",
+    code_version="1",
+    deps=[context_cases],
+    description="The case review sheet for the panel, the returned sheets read whole or not at all, and each case"
+    " retained only when all seven criteria hold (else rejected or awaiting adjudication, with reasons).",
+)
+def context_case_review(context: AssetExecutionContext, warehouse: WarehouseResource, context_canvas: ContextSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    params = {"min_reviewers": context_canvas.min_reviewers, "returned_dir": context_canvas.returned_dir}
+    with recorded_step(context, wh, params) as step:
+        with step.batch() as log:
+            cases = stored_cases(log.con)
+        _write_blank_sheet(step, cases, Path(context_canvas.sheet_dir) / "context_review_sheet.csv")
+        problems = _ingest(step, Path(context_canvas.returned_dir), {c.case_id for c in cases})
+        with step.batch() as log:
+            reviews = [CaseReview(case_id, reviewer, tuple(json.loads(criteria)[k] for k in CRITERION_KEYS), final, note or "",
+                                  sheet, row)
+                       for case_id, reviewer, criteria, final, note, sheet, row in log.con.execute(
+                           "SELECT case_id, reviewer, criteria, final, note, sheet, row_number FROM context_review"
+                           " ORDER BY sheet, row_number").fetchall()]
+            decided = retentions([c.case_id for c in cases], reviews, context_canvas.min_reviewers)
+            log.con.execute("DELETE FROM context_retention")
+            insert_rows(log.con, "context_retention", [
+                {"case_id": case_id, "status": r.status, "failed_criteria": list(r.failed_criteria),
+                 "reasons": json.dumps(r.reasons, ensure_ascii=False), "reviewers": list(r.reviewers),
+                 "activity_id": log.activity_id} for case_id, r in decided.items()])
+            ids = {c.case_id: entity_id("context_case", c.case_key) for c in cases}
+            log.rejected(REVIEW_STAGE, [(ids[case_id], r.status, "; ".join(r.reasons)) for case_id, r in decided.items()
+                                        if r.status in ("rejected", "needs_adjudication")])
+            log.unrejected(REVIEW_STAGE, [ids[case_id] for case_id, r in decided.items() if r.retained])
+        for r in decided.values():
+            step.counts[f"cases:{r.status}"] += 1
+        if problems:
+            raise Failure(description="malformed case review sheet(s); the other sheets were stored. Fix the rows named"
+                          " and run again:\n" + "\n".join(problems))
+    return MaterializeResult(metadata=step.summary())
+
+
+def _write_blank_sheet(step: Step, cases: list[ContextCase], target: Path) -> None:
+    """Write the blank sheet through the shared export writer (recorded as an export file) when its rows changed."""
+    frame = pd.DataFrame(review_sheet_rows(cases), columns=list(SHEET_COLUMNS))
+    if target.is_file():
+        with target.open(encoding="utf-8", newline="") as stream:
+            if list(csv.DictReader(stream)) == frame.to_dict("records"):
+                return
+    with step.batch() as log, registered(log.con, "_review_sheet", frame):
+        write_file(log, "context_review_sheet", ExportFile(target, "SELECT * FROM _review_sheet", "csv"),
+                   [entity_id("context_case", c.case_key) for c in cases], "lists")
+    step.notes["review_sheet"] = str(target)
+
+
+def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
+    with step.batch() as log:
+        known = {path: (sha, status, problems) for path, sha, status, problems in
+                 log.con.execute("SELECT path, sha256, status, problems FROM context_review_sheet").fetchall()}
+    to_read, problems = sheets_to_read(returned, known)
+    for path, sha in to_read:
+        error, reviews = None, []
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as stream:
+                reviews, _ = parse_reviews(stream, path.name, known_cases)
+        except ReviewSheetError as exc:
+            error = exc
+        except (UnicodeDecodeError, csv.Error) as exc:
+            error = ReviewSheetError(path.name, [(None, f"not a UTF-8 CSV file: {exc}")])
+        sheet_entity = entity_id("case_review_sheet", sha)
+        with step.batch() as log:
+            log.entities([Entity(sheet_entity, "case_review_sheet", sha, {"path": str(path)})])
+            log.used([sheet_entity], "case_review_sheet")
+            log.con.execute("DELETE FROM context_review WHERE sheet = ?", [str(path)])
+            insert_rows(log.con, "context_review", [
+                {"sheet": str(path), "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
+                 "criteria": json.dumps(r.verdicts(), sort_keys=True), "final": r.final, "note": r.note or None,
+                 "activity_id": log.activity_id} for r in reviews], conflict="replace")
+            insert_rows(log.con, "context_review_sheet", [
+                {"path": str(path), "sha256": sha, "status": "rejected" if error else "read",
+                 "problems": str(error) if error else None, "activity_id": log.activity_id}], conflict="replace")
+            if error:
+                log.rejected(REVIEW_STAGE, [(sheet_entity, error.reason_code, str(error))])
+        if error:
+            problems.append(str(error))
+        step.counts["sheets_rejected" if error else "sheets_read"] += 1
+        step.counts["reviews_read"] += len(reviews)
+    return problems

@@ -1,0 +1,69 @@
+"""The anti-shortcut report (ContextCanvas criterion 7): can the answer be had without looking?
+
+Pure logic: assets/lib/context_shortcuts.py (label balance, option length against gold, majority baseline) and
+assets/lib/context_text_only.py (the text-only request). Every case is asked once per answerer without its images
+through the provider layer (cached, logged); the report compares that run with always answering the most frequent
+gold option. The report covers every stored case, retained or not, since shortcuts are a reason to drop one.
+"""
+
+import json
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from assets.context_case_review import context_case_review, stored_cases
+from assets.context_settings import ContextSettings
+from assets.lib.context_shortcuts import shortcut_report
+from assets.lib.context_text_only import answer_parser, build_text_only_request, repair_request
+from assets.lib.design_labelling import CallSettings
+from assets.model_call_store import role_caller
+from assets.step import recorded_step
+from resources.model_providers import ModelProvidersResource
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+
+TEXT_ONLY_STAGE = "context_text_only"
+
+
+@asset(
+    group_name="context_canvas",
+    code_version="1",
+    deps=[context_case_review],
+    description="Gold-label balance (Yes rate), option length against gold, and a text-only answer run through the"
+    " provider layer compared with the majority baseline.",
+)
+def context_shortcut_report(context: AssetExecutionContext, warehouse: WarehouseResource,
+                            model_providers: ModelProvidersResource, context_canvas: ContextSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    role = model_providers.role(context_canvas.text_only_role)
+    answerer = f"{role.provider}/{role.model}"
+    with recorded_step(context, wh, {"role": context_canvas.text_only_role, "answerer": answerer}) as step:
+        caller, config = role_caller(wh, step.activity_id, model_providers, context_canvas.text_only_role, repair_request)
+        settings = CallSettings(config.model, config.temperature, config.max_output_tokens)
+        with step.batch() as log:
+            cases = stored_cases(log.con)
+            answered = dict(log.con.execute(
+                "SELECT case_id, case_key FROM context_text_only_answer WHERE answerer = ?", [answerer]).fetchall())
+        rows, failures = [], []
+        for case in cases:
+            if answered.get(case.case_id) == case.case_key:
+                continue  # this version of the case was asked before (an edited case is asked again)
+            outcome = caller.call(build_text_only_request(case, settings), answer_parser(case), item_id=case.case_id)
+            step.counts["requests_sent"] += outcome.requests_sent
+            if not outcome.ok:
+                failures.append((f"{case.case_id}|{answerer}", outcome.reason_code or outcome.status, outcome.detail))
+            rows.append({"case_id": case.case_id, "case_key": case.case_key, "answerer": answerer, "answer": outcome.value if outcome.ok else None,
+                         "call_ids": list(outcome.call_ids)})
+        with step.batch() as log:
+            insert_rows(log.con, "context_text_only_answer", [{**r, "activity_id": log.activity_id} for r in rows],
+                        conflict="replace")
+            log.rejected(TEXT_ONLY_STAGE, failures)
+            log.con.execute("DELETE FROM context_text_only_answer WHERE answerer = ? AND case_id NOT IN"
+                            " (SELECT case_id FROM context_case)", [answerer])
+            answers = dict(log.con.execute("SELECT case_id, answer FROM context_text_only_answer WHERE answerer = ?",
+                                           [answerer]).fetchall())
+            report = shortcut_report(cases, answers) if cases else {"n_cases": 0}
+            insert_rows(log.con, "context_shortcut_report", [{"answerer": answerer, "figures": json.dumps(report, sort_keys=True),
+                                                              "activity_id": log.activity_id}], conflict="replace")
+        step.counts["answered"] += len(rows) - len(failures)
+        step.notes["report"] = report
+    return MaterializeResult(metadata=step.summary())

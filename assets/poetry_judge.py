@@ -1,0 +1,107 @@
+"""The rubric-conditioned judge (TangPoetryBench section 5): the same written rubric people used, given to a model
+through the provider layer, scoring each illustration per dimension; and its agreement with people.
+
+Pure logic: assets/lib/poem_judge.py (request, schema, answer checks, the offline heuristic answer) and
+assets/lib/poem_stats.py (``judge_agreement``: mean absolute error, share within 0.05, per-poem Kendall tau of the
+image ordering). Calls go through the shared caller: cached, logged in ``model_call``, one repair, and a rejection
+row for an answer that stays invalid. Dimensions the judge leaves null ("cannot tell") are left out of agreement.
+"""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from assets.lib.design_labelling import CallSettings
+from assets.lib.poem_judge import build_judge_request, parse_judgement, repair_request
+from assets.lib.poem_stats import judge_agreement
+from assets.model_call_store import role_caller
+from assets.poetry_corpus import load_poems
+from assets.poetry_illustrations import poem_illustrations
+from assets.poetry_scores import poem_scores
+from assets.poetry_settings import PoetrySettings
+from assets.step import recorded_step
+from resources.blob_store import BlobStoreResource
+from resources.model_providers import ModelProvidersResource
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+
+JUDGE_STAGE = "poem_judge"
+
+
+@asset(
+    group_name="poetry_benchmark",
+    code_version="1",
+    deps=[poem_illustrations, poem_scores],
+    description="Each illustration scored per rubric dimension by the configured model role (cached, logged); mean"
+    " absolute error, share within 0.05 and per-poem Kendall tau against the human scores.",
+)
+def poem_judge_scores(
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    blob_store: BlobStoreResource,
+    model_providers: ModelProvidersResource,
+    poetry: PoetrySettings,
+) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    store = blob_store.get_store()
+    role = model_providers.role(poetry.judge_role)
+    judge = f"{role.provider}/{role.model}"
+    with recorded_step(context, wh, {"role": poetry.judge_role, "judge": judge}) as step:
+        caller, config = role_caller(wh, step.activity_id, model_providers, poetry.judge_role, repair_request)
+        settings = CallSettings(config.model, config.temperature, config.max_output_tokens)
+        with step.batch() as log:
+            poems = load_poems(log.con)
+            items = log.con.execute(
+                "SELECT i.item_id, i.poem_id, i.image_sha256, i.mime FROM poem_illustration i WHERE NOT EXISTS"
+                " (SELECT 1 FROM poem_judgement j WHERE j.item_id = i.item_id AND j.judge = ? AND j.image_sha256 = i.image_sha256)"
+                " ORDER BY i.item_id",
+                [judge]).fetchall()
+
+        def rate(item: tuple) -> tuple:
+            item_id, poem_id, sha, mime = item
+            request = build_judge_request(poems[poem_id], store.get_bytes(sha), mime, item_id, settings)
+            return item, caller.call(request, parse_judgement, item_id=item_id)
+
+        for start in range(0, len(items), poetry.batch_size):
+            with ThreadPoolExecutor(max_workers=poetry.judge_max_concurrency, thread_name_prefix="poem-judge") as pool:
+                outcomes = list(pool.map(rate, items[start:start + poetry.batch_size]))
+            rows, failures = [], []
+            for (item_id, _, sha, _), outcome in outcomes:
+                step.counts["requests_sent"] += outcome.requests_sent
+                if not outcome.ok:
+                    failures.append((f"{item_id}|{judge}", outcome.reason_code or outcome.status, outcome.detail))
+                    continue
+                j = outcome.value
+                rows.append({"item_id": item_id, "judge": judge, "image_sha256": sha, "scores": json.dumps(j.scores, sort_keys=True),
+                             "options": json.dumps(j.options, sort_keys=True),
+                             "reasons": json.dumps(j.reasons, sort_keys=True, ensure_ascii=False),
+                             "call_ids": list(outcome.call_ids)})
+            with step.batch() as log:
+                insert_rows(log.con, "poem_judgement", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+                log.used((c for r in rows for c in r["call_ids"]), "model_call")
+                log.rejected(JUDGE_STAGE, failures)
+            step.counts["judged"] += len(rows)
+            step.counts["rejected"] += len(failures)
+        _agreement(step, judge)
+    return MaterializeResult(metadata=step.summary())
+
+
+def _agreement(step, judge: str) -> None:
+    with step.batch() as log:
+        human = {item: json.loads(dims) for item, dims in
+                 log.con.execute("SELECT item_id, dimensions FROM poem_image_score").fetchall()}
+        judged = {item: json.loads(scores) for item, scores in
+                  log.con.execute("SELECT j.item_id, j.scores FROM poem_judgement j JOIN poem_illustration i USING (item_id)"
+                                  " WHERE j.judge = ? AND j.image_sha256 = i.image_sha256", [judge]).fetchall()}
+        poem_of = dict(log.con.execute("SELECT item_id, poem_id FROM poem_illustration").fetchall())
+    result = judge_agreement(human, judged, poem_of)
+    rows = [{"judge": judge, "dimension": "all", "mae": result.overall.mae, "within_005": result.overall.share_within,
+             "n": result.overall.n, "kendall_tau": result.mean_tau, "n_poems": result.n_poems}]
+    rows += [{"judge": judge, "dimension": key, "mae": cell.mae, "within_005": cell.share_within, "n": cell.n,
+              "kendall_tau": None, "n_poems": None} for key, cell in result.per_dimension.items()]
+    with step.batch() as log:
+        log.con.execute("DELETE FROM poem_judge_agreement WHERE judge = ?", [judge])
+        insert_rows(log.con, "poem_judge_agreement", [{**r, "activity_id": log.activity_id} for r in rows])
+    step.notes["agreement"] = {"mae": result.overall.mae, "within_005": result.overall.share_within, "n": result.overall.n,
+                               "mean_tau": result.mean_tau, "n_poems": result.n_poems}

@@ -1,0 +1,46 @@
+"""Configuration of the poem-illustration benchmark (TangPoetryBench-style), section ``poetry`` of the config file."""
+
+from typing import Optional
+
+from dagster import Config, ConfigurableResource
+from pydantic import Field
+
+
+class SurveyQcConfig(Config):
+    """Quality control of survey responses (TangPoetryBench appendix D); every exclusion keeps its reason."""
+
+    min_seconds: float = Field(default=15.0, description="A response faster than this many seconds is excluded (too_fast)")
+    constant_min_responses: int = Field(default=4, description="An annotator with at least this many responses, all with"
+                                        " identical answers, is excluded (constant_answers)")
+    phase1_min_accuracy: float = Field(default=0.5, description="An annotator who picks the right poem less often is"
+                                       " excluded (low_phase1_accuracy); chance is 0.25")
+    phase1_min_items: int = Field(default=4, description="Responses an annotator needs before the accuracy floor applies")
+    max_holistic_gap: float = Field(default=0.5, description="A response whose overall impression differs from the mean of"
+                                    " its other dimensions by more than this is excluded (holistic_inconsistent)")
+
+
+class PoetrySettings(ConfigurableResource):
+    """Where poems, stand-in images, surveys and adjudication sheets come from, and the seeds of every sampled choice."""
+
+    corpus: list[str] = Field(default_factory=list, description="Poem corpus files (JSON or CSV)")
+    stand_in_folder: Optional[str] = Field(default=None, description="With no image generator configured: a folder of"
+                                           " paintings used as stand-in illustrations (labelled stand_in, never generated)")
+    stand_in_models: int = Field(default=3, description="Stand-in 'generators' (stand-in-1 ...), each assigning one"
+                                 " painting per poem")
+    seed: int = Field(default=0, description="Seed of stand-in assignment and phase-1 option order")
+    generation_seed: Optional[int] = Field(default=None, ge=-(2**31), le=2**31 - 1,
+                                           description="Sent to image models that take a seed (32-bit)")
+    generated_domain: str = Field(default="virtual", description="Pool domain of generated illustrations")
+    generated_license: Optional[str] = Field(default=None, description="License recorded for generated images (the pool's"
+                                             " allow-list decides whether they are admitted)")
+    generated_redistribution: str = Field(default="unknown", description="allowed | restricted | unknown")
+    survey_dir: str = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
+    surveys: list[str] = Field(default_factory=list, description="Survey export CSVs (one row per annotator and item)")
+    adjudication: list[str] = Field(default_factory=list, description="Text-integrity adjudication sheets (CSV)")
+    qc: SurveyQcConfig = Field(default_factory=SurveyQcConfig)
+    bootstrap_resamples: int = Field(default=10_000, description="Bootstrap resamples of the model ranking")
+    bootstrap_seed: int = Field(default=0, description="Seed of the bootstrap")
+    judge_role: str = Field(default="annotator", description="Provider-layer role that scores images against the rubric")
+    judge_max_concurrency: int = Field(default=4, description="Images judged at once (model requests in flight)")
+    batch_size: int = Field(default=64, description="Items per committed batch")
+    export_dir: str = Field(default="data/exports/poetry", description="Where the benchmark files are written")

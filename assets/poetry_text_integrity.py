@@ -1,0 +1,120 @@
+"""Text integrity per illustration (TangPoetryBench appendix E): an offline OCR pass flags machine-readable
+characters (the poem's own text leaking in, or other characters), and people's adjudication sheets override it.
+
+The final label is stored with its source (``ocr`` or ``adjudicated``). OCR results are keyed by image bytes
+and engine settings, so a re-run reads no image twice; adjudication sheets are read whole or not at all, and a
+malformed one fails the run naming its rows after the OCR results are stored.
+"""
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+
+from assets.lib.sheets import SheetError
+from assets.lib.text_integrity import TextFinding, classify, final_label, parse_adjudications
+from assets.poetry_illustrations import poem_illustrations
+from assets.poetry_settings import PoetrySettings
+from assets.step import recorded_step
+from resources.blob_store import BlobStoreResource
+from resources.ocr import OcrError, OcrResource
+from resources.warehouse import WarehouseResource
+from warehouse.db import insert_rows
+from warehouse.ids import canonical_json
+
+TEXT_STAGE = "poem_text_integrity"
+
+
+def _engine_key(ocr: OcrResource, engine) -> str:
+    """What decides an OCR reading: the engine, its version and model files, and the settings; a change re-reads."""
+    return canonical_json({"engine": engine.name, "version": engine.engine_version, "models": list(engine.model_ids),
+                           "settings": ocr.model_dump()})
+
+
+@asset(
+    group_name="poetry_benchmark",
+    code_version="1",
+    deps=[poem_illustrations],
+    description="Offline OCR of every illustration (leaked poem text or other recognisable characters), overridden by"
+    " adjudication sheets; the final text-integrity label per image with its source.",
+)
+def poem_text_integrity(
+    context: AssetExecutionContext,
+    warehouse: WarehouseResource,
+    blob_store: BlobStoreResource,
+    ocr: OcrResource,
+    poetry: PoetrySettings,
+) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    store = blob_store.get_store()
+    with recorded_step(context, wh, {"ocr": ocr.model_dump(), "adjudication": poetry.adjudication}) as step:
+        engine = ocr.engine()
+        engine_key = _engine_key(ocr, engine)
+        with step.batch() as log:
+            pending = log.con.execute(
+                "SELECT i.item_id, i.image_sha256, i.entity_id, p.title, p.author, p.text, coalesce(p.translation, '')"
+                " FROM poem_illustration i JOIN poem p USING (poem_id)"
+                " WHERE NOT EXISTS (SELECT 1 FROM poem_ocr o WHERE o.item_id = i.item_id AND o.image_sha256 = i.image_sha256"
+                "   AND o.engine = ?) ORDER BY i.item_id", [engine_key]).fetchall()
+        for start in range(0, len(pending), poetry.batch_size):
+            rows, failures = [], []
+            for item_id, sha, entity, title, author, text, translation in pending[start:start + poetry.batch_size]:
+                try:
+                    result = engine.read(store.get_bytes(sha))
+                except OcrError as exc:
+                    failures.append((entity, exc.reason_code, f"{item_id}: {exc}"))
+                    step.counts[f"ocr_failed:{exc.reason_code}"] += 1
+                    continue
+                finding = classify(result.lines, [title, author, text, translation])
+                rows.append({"item_id": item_id, "image_sha256": sha, "engine": engine_key,
+                             "lines": json.dumps([{"text": line.text, "score": line.score, "box": line.box} for line in result.lines],
+                                                 ensure_ascii=False),
+                             "issue": finding.issue, "label": finding.label, "detail": finding.detail})
+                step.counts[f"ocr:{finding.issue}"] += 1
+            with step.batch() as log:
+                insert_rows(log.con, "poem_ocr", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+                log.rejected(TEXT_STAGE, failures)
+        _label(step, poetry, engine_key)
+    return MaterializeResult(metadata=step.summary())
+
+
+def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
+    """Final labels from the OCR findings and every adjudication sheet (re-read each run: they are small)."""
+    with step.batch() as log:
+        items = log.con.execute("SELECT i.item_id, i.entity_id, o.issue, o.label, o.detail FROM poem_illustration i"
+                                " LEFT JOIN poem_ocr o ON o.item_id = i.item_id AND o.image_sha256 = i.image_sha256"
+                                " AND o.engine = ? ORDER BY i.item_id", [engine_key]).fetchall()
+    known = {i[0] for i in items}
+    adjudications, problems = defaultdict(list), []
+    rows = []
+    for path in map(Path, poetry.adjudication):
+        if not path.is_file():
+            problems.append(f"{path}: not found")
+            continue
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as stream:
+                parsed = parse_adjudications(stream, path.name, known)
+        except SheetError as exc:
+            problems.append(str(exc))
+            continue
+        for a in parsed:
+            adjudications[a.item_id].append(a)
+            rows.append({"sheet": str(path), "row_number": a.row, "item_id": a.item_id, "reviewer": a.reviewer,
+                         "text_issue": a.text_issue, "issue": a.issue, "note": a.note})
+    labels = []
+    for item_id, _, issue, label, detail in items:
+        finding = None if issue is None else TextFinding(label, issue, detail or "", "")
+        final = final_label(finding, adjudications.get(item_id, []))
+        if final is None:
+            continue
+        labels.append({"item_id": item_id, "label": final.label, "issue": final.issue, "source": final.source,
+                       "detail": final.detail})
+        step.counts[f"label:{final.source}:{'ok' if final.label == 1.0 else 'issue'}"] += 1
+    with step.batch() as log:
+        log.con.execute("DELETE FROM poem_text_adjudication")
+        insert_rows(log.con, "poem_text_adjudication", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+        log.con.execute("DELETE FROM poem_text_label")
+        insert_rows(log.con, "poem_text_label", [{**r, "activity_id": log.activity_id} for r in labels])
+    if problems:
+        raise Failure(description="text adjudication: " + " | ".join(problems))

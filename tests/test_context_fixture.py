@@ -1,0 +1,100 @@
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from assets.lib.contact_sheet import band_height, contact_sheet
+from assets.lib.context_cases import ContextCase, read_cases, resolve_image
+from assets.lib.context_review import parse_reviews, retentions
+from assets.lib.context_shortcuts import shortcut_report, text_only_answers
+from sample.context_fixture import EXPECTED_STATUS, main, write_context_sample
+from sample.make_corpus import build_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("ctx") / "corpus"
+    build_corpus(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def written(corpus) -> tuple[Path, dict]:
+    out = corpus.parent / "cases"
+    return out, write_context_sample(out, corpus)
+
+
+def _cases(out: Path) -> list[ContextCase]:
+    results = list(read_cases(out / "cases.json"))
+    assert all(isinstance(r, ContextCase) for r in results), [getattr(r, "message", "") for r in results]
+    return results
+
+
+def test_rerun_is_byte_identical(written, corpus, capsys):
+    out, summary = written
+    before = {name: (out / name).read_bytes() for name in ("cases.json", "reviews.csv")}
+    assert write_context_sample(out, corpus) == summary
+    main(["--out", str(out), "--corpus", str(corpus)])
+    assert "wrote 8 cases" in capsys.readouterr().out
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_cases_parse_and_point_into_the_corpus(written, corpus):
+    out, summary = written
+    cases = _cases(out)
+    assert [c.case_id for c in cases] == summary["case_ids"] and len(cases) == 8
+    manifest = {row["locator"]: row for row in csv.DictReader((corpus / "manifest.csv").open(encoding="utf-8"))}
+    for case in cases:
+        for ref, rights in zip(case.images, case.rights, strict=True):
+            assert ref.startswith("../corpus/images/") and ("/painting/" in ref or "/photography/" in ref)
+            kind, path = resolve_image(ref, out)
+            assert kind == "file" and Path(path).is_file()
+            row = manifest[ref.removeprefix("../corpus/")]
+            assert (rights.title, rights.creator, rights.url) == (row["title"], row["creator"], row["source_url"])
+            assert rights.provider == "aesforge synthetic sample" and rights.redistribution == "allowed"
+        assert case.source_basis.startswith("Synthetic sample:") and "abstract render" in case.source_basis
+    assert any(r.creator == "unknown" for c in cases for r in c.rights)  # copied from the manifest, not filled in
+    by_id = {c.case_id: c for c in cases}
+    assert summary["multi_image"] == ["ctx-s04"] and len(by_id["ctx-s04"].images) == 2
+    assert summary["three_option"] == ["ctx-s05"] and len(by_id["ctx-s05"].options) == 3
+    assert summary["with_probe"] == ["ctx-s01"] and [c.case_id for c in cases if c.probe] == ["ctx-s01"]
+    assert by_id["ctx-s03"].proposed_assessment
+    assert {c.gold for c in cases} == {"A", "B"}
+    assert all("probe" not in json.dumps(c.model_input()) for c in cases)
+
+
+def test_review_sheet_gives_the_expected_statuses(written):
+    out, summary = written
+    cases = _cases(out)
+    with (out / "reviews.csv").open(encoding="utf-8", newline="") as handle:
+        reviews, blank = parse_reviews(handle, "reviews.csv", {c.case_id for c in cases})
+    assert blank == 0 and len(reviews) == 2 * 8 + 1 == summary["counts"]["review_rows"]
+    assert summary["counts"] == {"cases": 8, "images": 9, "review_rows": 17, "needs_adjudication": 1, "rejected": 1,
+                                 "retained": 6}
+    result = retentions([c.case_id for c in cases], reviews)
+    assert {k: v.status for k, v in result.items()} == EXPECTED_STATUS == summary["expected_status"]
+    assert result["ctx-s06"].failed_criteria == ("visual_necessity",)
+    assert result["ctx-s06"].reasons == ["visual_necessity failed by every reviewer (ana, ben)"]
+    assert result["ctx-s07"].reasons[0].startswith("panel adjudication by panel")
+    assert result["ctx-s08"].failed_criteria == ("scenario_naturalness",)
+
+
+def test_multi_image_case_makes_a_contact_sheet_and_the_report_runs(written):
+    out, _ = written
+    cases = {c.case_id: c for c in _cases(out)}
+    paired = cases["ctx-s04"]
+    data = [Path(resolve_image(ref, out)[1]).read_bytes() for ref in paired.images]
+    sheet = contact_sheet(data, ["Image 1", "Image 2"], height=128, gap=8)
+    with Image.open(io.BytesIO(sheet)) as image:
+        assert image.height == band_height(128) + 128
+    report = shortcut_report(list(cases.values()), text_only_answers(cases.values()))
+    assert report["n_cases"] == 8 and report["n_binary"] == 7
+    assert report["gold_yes_rate"] == pytest.approx(3 / 7)  # ctx-s02, s03, s07 of the seven binary cases
+
+
+def test_missing_corpus_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="build the sample corpus first"):
+        write_context_sample(tmp_path / "out", tmp_path / "nothing")

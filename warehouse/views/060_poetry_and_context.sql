@@ -1,0 +1,102 @@
+-- poem_image_records: one row per illustration with everything the benchmark reports about it: the poem, who
+-- or what made the image (a model, or a stand-in painting, labelled as such), the rubric scores (N/A answers
+-- never averaged in), quality, recognizability, and the text-integrity label with its source.
+CREATE OR REPLACE VIEW poem_image_records AS
+SELECT
+    i.item_id AS id,
+    local_path(i.image_uri) AS image,
+    i.image_sha256,
+    i.poem_id,
+    p.title,
+    p.author,
+    i.generator,
+    i.kind,
+    i.provider,
+    i.model,
+    i.provider_model,
+    i.prompt_template,
+    s.dimensions,
+    s.n_ratings,
+    s.quality,
+    s.recognizability,
+    s.n_raters,
+    t.label AS text_integrity_label,
+    t.issue AS text_issue,
+    t.source AS text_label_source,
+    s.text_integrity_survey,
+    {'illustration': i.entity_id, 'poem': p.entity_id, 'stand_in_source': i.stand_in_source,
+     'pool_record': i.pool_record_id, 'activity': i.activity_id} AS provenance
+FROM poem_illustration i
+JOIN poem p USING (poem_id)
+LEFT JOIN poem_image_score s USING (item_id)
+LEFT JOIN poem_text_label t USING (item_id);
+
+-- poem_model_table: the per-model table (TangPoetryBench Table 2): each generator's mean per dimension over the
+-- images where that dimension applies, quality and recognizability; n is the number of images behind each mean.
+CREATE OR REPLACE VIEW poem_model_table AS
+SELECT generator,
+       max(mean) FILTER (WHERE metric = 'safety') AS safety,
+       max(mean) FILTER (WHERE metric = 'technical_quality') AS technical_quality,
+       max(mean) FILTER (WHERE metric = 'ai_plausibility') AS ai_plausibility,
+       max(mean) FILTER (WHERE metric = 'text_integrity') AS text_integrity,
+       max(mean) FILTER (WHERE metric = 'scene_consistency') AS scene_consistency,
+       max(mean) FILTER (WHERE metric = 'cultural_coherence') AS cultural_coherence,
+       max(mean) FILTER (WHERE metric = 'artistic_style') AS artistic_style,
+       max(mean) FILTER (WHERE metric = 'core_imagery') AS core_imagery,
+       max(mean) FILTER (WHERE metric = 'emotional_resonance') AS emotional_resonance,
+       max(mean) FILTER (WHERE metric = 'overall_impression') AS overall_impression,
+       max(mean) FILTER (WHERE metric = 'quality') AS quality,
+       max(mean) FILTER (WHERE metric = 'recognizability') AS recognizability,
+       max(n) FILTER (WHERE metric = 'quality') AS n_images
+FROM poem_model_score
+GROUP BY generator;
+
+-- poem_survey_exclusions: every survey response left out of the scores, and why (its own quality-control
+-- reason, its annotator's, or a malformed row).
+CREATE OR REPLACE VIEW poem_survey_exclusions AS
+SELECT 'response' AS level, r.survey_file, r.row_number, r.annotator_id, r.item_id, e.reason_code, e.detail
+FROM poem_survey_response r JOIN poem_survey_exclusion e ON e.level = 'response' AND e.subject = r.response_id
+UNION ALL
+SELECT 'annotator', NULL, NULL, e.subject, NULL, e.reason_code, e.detail
+FROM poem_survey_exclusion e WHERE e.level = 'annotator'
+UNION ALL
+SELECT 'malformed_row', b.survey_file, b.row_number, NULL, NULL, b.reason_code, b.detail FROM poem_survey_bad_row b;
+
+-- context_case_status: every case read, its review outcome and the reasons (unreviewed until a sheet covers it).
+CREATE OR REPLACE VIEW context_case_status AS
+SELECT c.case_id, c.evaluation_id, c.n_images, c.n_options, c.gold,
+       coalesce(r.status, 'unreviewed') AS status, coalesce(r.failed_criteria, []) AS failed_criteria, r.reasons, r.reviewers,
+       c.locator
+FROM context_case c LEFT JOIN context_retention r USING (case_id);
+
+-- context_canvas_eval_records: what a model is given for each retained case and nothing more: the image(s),
+-- the contact sheet for models that take one image, the scenario, any proposed assessment to evaluate, the
+-- question and options. No gold label,
+-- rationale, provenance or probe output.
+CREATE OR REPLACE VIEW context_canvas_eval_records AS
+SELECT c.evaluation_id AS id,
+       (SELECT list(local_path(i.image_uri) ORDER BY i.position) FROM context_case_image i WHERE i.case_id = c.case_id) AS images,
+       s.contact_sheet,
+       json_extract_string(c.record, '$.scenario') AS scenario,
+       json_extract_string(c.record, '$.proposed_assessment') AS proposed_assessment,
+       json_extract_string(c.record, '$.question') AS question,
+       (SELECT list({'id': json_extract_string(o, '$.option_id'), 'text': json_extract_string(o, '$.text')})
+        FROM (SELECT unnest(json_extract(c.record, '$.options[*]')) AS o)) AS options
+FROM context_case c
+JOIN context_retention r USING (case_id)
+LEFT JOIN (SELECT case_id, local_path(uri) AS contact_sheet FROM context_contact_sheet) s USING (case_id)
+WHERE r.status = 'retained';
+
+-- context_canvas_gold_records: the answer key and its grounds for the same retained cases, joined on id.
+CREATE OR REPLACE VIEW context_canvas_gold_records AS
+SELECT c.evaluation_id AS id, c.case_id, c.gold,
+       json_extract_string(c.record, '$.gold_text') AS gold_text,
+       json_extract_string(c.record, '$.rationale') AS rationale,
+       json_extract_string(c.record, '$.source_basis') AS source_basis,
+       (SELECT list({'position': i.position, 'image_sha256': i.image_sha256, 'pool_item_id': i.pool_item_id,
+                     'rights': CAST(i.rights AS JSON)} ORDER BY i.position)
+        FROM context_case_image i WHERE i.case_id = c.case_id) AS images,
+       {'case': c.entity_id, 'locator': c.locator, 'reviewers': r.reviewers} AS provenance
+FROM context_case c
+JOIN context_retention r USING (case_id)
+WHERE r.status = 'retained';
