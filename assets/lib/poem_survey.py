@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from assets.lib import sheets
 from assets.lib.poem_rubric import DIMENSION_KEYS, HOLISTIC, RubricError, dimension
-from warehouse.ids import digest_of
+from warehouse.ids import digest_of, entity_id
 
 PHASE1_LETTERS = ("A", "B", "C", "D")
 GROUPS = ("expert", "crowd")
@@ -71,8 +71,9 @@ class SurveyResponse:
 
     @property
     def response_id(self) -> str:
-        """Content-derived: the digest of (annotator_id, item_id), the pair the export holds at most once."""
-        return digest_of([self.annotator_id, self.item_id])
+        """Content-derived: ``survey_response:`` + the digest of (annotator_id, item_id), the pair the export holds at
+        most once; it is the response's entity id in the warehouse."""
+        return entity_id("survey_response", digest_of([self.annotator_id, self.item_id]))
 
     def scores(self) -> dict[str, float | None]:
         """Each dimension's score in [0, 1], or None where the annotator marked it not applicable."""

@@ -64,7 +64,7 @@ def fixture_parse():
 
 
 def rid(annotator: str, item: str) -> str:
-    return digest_of([annotator, item])
+    return "survey_response:" + digest_of([annotator, item])
 
 
 # --- parsing ----------------------------------------------------------------------------------------------
