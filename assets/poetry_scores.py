@@ -25,10 +25,10 @@ from warehouse.lineage import Entity
 
 def kept_responses(con) -> list[SurveyResponse]:
     """The stored responses that passed quality control."""
-    rows = con.execute("SELECT row_number, annotator_id, item_id, phase1_choice, phase1_correct, answers, seconds, annotator_group"
-                       " FROM poem_survey_response WHERE kept ORDER BY item_id, annotator_id").fetchall()
-    return [SurveyResponse(row, annotator, item, choice, correct, json.loads(answers), seconds, group)
-            for row, annotator, item, choice, correct, answers, seconds, group in rows]
+    rows = con.execute("SELECT row_number, annotator_id, item_id, phase1_choice, phase1_correct, answers, seconds, annotator_group,"
+                       " image_sha256 FROM poem_survey_response WHERE kept ORDER BY item_id, annotator_id").fetchall()
+    return [SurveyResponse(row, annotator, item, choice, correct, json.loads(answers), seconds, group, image)
+            for row, annotator, item, choice, correct, answers, seconds, group, image in rows]
 
 
 @asset(

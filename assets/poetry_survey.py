@@ -72,9 +72,10 @@ def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseRe
     return MaterializeResult(metadata=step.summary())
 
 
-# What the survey platform needs per item: the image, and phase 1's four poems in order (never the answer).
+# What the survey platform needs per item: the image (and its sha256, to pass through into the export so a response
+# to an image that is later regenerated is recognised as stale), and phase 1's four poems in order (never the answer).
 _ITEM_SHEET_QUERY = (
-    "SELECT q.item_id, local_path(i.image_uri) AS image, "
+    "SELECT q.item_id, local_path(i.image_uri) AS image, i.image_sha256, "
     + ", ".join(f"q.options[{n + 1}] AS option_{letter}, (SELECT title || ' — ' || author FROM poem WHERE poem_id ="
                 f" q.options[{n + 1}]) AS option_{letter}_title" for n, letter in enumerate(LETTERS))
     + " FROM poem_phase1_item q JOIN poem_illustration i USING (item_id) ORDER BY q.item_id"
@@ -101,8 +102,9 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         with step.batch() as log:
             answer_key = dict(log.con.execute("SELECT item_id, correct_letter FROM poem_phase1_item").fetchall())
             illustrations = dict(log.con.execute("SELECT item_id, entity_id FROM poem_illustration").fetchall())
+            current_images = dict(log.con.execute("SELECT item_id, image_sha256 FROM poem_illustration").fetchall())
             last = step.last_inputs(log.con)
-        inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), qc_json])
+        inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), sorted(current_images.items()), qc_json])
         if last == inputs:
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
             _raise_for_bad_rows(wh)
@@ -113,7 +115,7 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
                 parsed = parse_survey(stream, path.name, answer_key)
             responses += [(str(path), sha, r) for r in parsed.responses]
             bad += [(str(path), sha, row, code, detail) for row, code, detail in parsed.problems]
-        result = quality_control([r for _, _, r in responses], qc)
+        result = quality_control([r for _, _, r in responses], qc, current_images)
         kept = {r.response_id for r in result.kept}
         with step.batch() as log:
             for table in ("poem_survey_response", "poem_survey_bad_row", "poem_survey_exclusion", "poem_survey_file"):
@@ -127,13 +129,16 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
                 rows.append({"response_id": r.response_id, "survey_file": path, "row_number": r.row, "annotator_id": r.annotator_id,
                              "annotator_group": r.annotator_group, "item_id": r.item_id, "phase1_choice": r.phase1_choice,
                              "phase1_correct": r.phase1_correct, "answers": json.dumps(r.answers, sort_keys=True),
-                             "seconds": r.seconds, "kept": r.response_id in kept, "activity_id": log.activity_id})
+                             "seconds": r.seconds, "image_sha256": r.image_sha256, "kept": r.response_id in kept,
+                             "activity_id": log.activity_id})
             insert_rows(log.con, "poem_survey_response", rows)
             log.entities(Entity(r["response_id"], "survey_response", attributes={"annotator": r["annotator_id"], "item_id": r["item_id"]})
                          for r in rows)
             log.generated(r["response_id"] for r in rows)
             log.derived((r["response_id"], file_entities[r["survey_file"]], "read_from") for r in rows)
-            log.derived((r["response_id"], illustrations[r["item_id"]], "rates") for r in rows)
+            # A response that names the image it rated is tied to that image (an older one when the item was regenerated).
+            log.derived((r["response_id"], entity_id("illustration", r["image_sha256"]) if r["image_sha256"]
+                         else illustrations[r["item_id"]], "rates") for r in rows)
             insert_rows(log.con, "poem_survey_exclusion", [
                 {"level": e.level, "subject": e.subject, "reason_code": e.reason_code, "detail": e.detail, "qc_params": qc_json,
                  "activity_id": log.activity_id} for e in result.exclusions])

@@ -15,6 +15,7 @@ Rows are numbered as a spreadsheet shows them (the header is row 1).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ PHASE1_LETTERS = ("A", "B", "C", "D")
 GROUPS = ("expert", "crowd")
 SURVEY_COLUMNS = ("annotator_id", "item_id", "phase1_choice", *DIMENSION_KEYS, "seconds")
 GROUP_COLUMN = "annotator_group"  # optional
+IMAGE_COLUMN = "image_sha256"      # optional: the image the annotator saw, passed through from the item sheet
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # Row problems (reason codes stored with each rejected row).
 MISSING_VALUE = "missing_value"          # a required cell is empty (annotator, item, phase 1, a dimension, seconds)
@@ -38,10 +41,12 @@ INVALID_SECONDS = "invalid_seconds"      # seconds is not a finite number >= 0
 INVALID_GROUP = "invalid_group"          # annotator_group is given but is neither expert nor crowd
 DUPLICATE_RESPONSE = "duplicate_response"  # the same annotator answered the same item on an earlier row
 EXTRA_CELLS = "extra_cells"              # more cells than the header: an unquoted comma shifted the row
+INVALID_IMAGE = "invalid_image_sha256"   # image_sha256 is given but is not a sha256 in hex
 
 # Quality-control reason codes.
 TOO_FAST = "too_fast"
 HOLISTIC_INCONSISTENT = "holistic_inconsistent"
+STALE_IMAGE = "stale_image"              # the response rates an image the item no longer shows (it was regenerated)
 CONSTANT_ANSWERS = "constant_answers"
 LOW_PHASE1_ACCURACY = "low_phase1_accuracy"
 ANNOTATOR_EXCLUDED = "annotator_excluded"
@@ -68,6 +73,7 @@ class SurveyResponse:
     answers: dict[str, str]     # dimension key -> lower-case option letter, all ten dimensions
     seconds: float
     annotator_group: str | None  # expert | crowd | None when the export does not say
+    image_sha256: str | None = None  # the image rated, when the export passes the item sheet's column through
 
     @property
     def response_id(self) -> str:
@@ -83,7 +89,7 @@ class SurveyResponse:
         return {"response_id": self.response_id, "row": self.row, "annotator_id": self.annotator_id,
                 "item_id": self.item_id, "phase1_choice": self.phase1_choice, "phase1_correct": self.phase1_correct,
                 "answers": dict(self.answers), "scores": self.scores(), "seconds": self.seconds,
-                "annotator_group": self.annotator_group}
+                "annotator_group": self.annotator_group, "image_sha256": self.image_sha256}
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ def parse_survey(stream: TextIO, sheet: str, answer_key: Mapping[str, str]) -> S
     key = {item: letter.strip().upper() for item, letter in answer_key.items()}
     reader = sheets.SheetReader(stream, sheet, SURVEY_COLUMNS, SurveyError, needs="a survey export")
     has_group = GROUP_COLUMN in reader.header
+    has_image = IMAGE_COLUMN in reader.header
     responses: list[SurveyResponse] = []
     problems: list[RowProblem] = []
     for row, cells in reader:
@@ -156,6 +163,9 @@ def parse_survey(stream: TextIO, sheet: str, answer_key: Mapping[str, str]) -> S
         group = cells[GROUP_COLUMN].lower() if has_group else ""
         if group and group not in GROUPS:
             found.append((INVALID_GROUP, f"{GROUP_COLUMN} {cells[GROUP_COLUMN]!r} is not one of {', '.join(GROUPS)}"))
+        image = cells[IMAGE_COLUMN].lower() if has_image else ""
+        if image and not _SHA256.fullmatch(image):
+            found.append((INVALID_IMAGE, f"{IMAGE_COLUMN} {cells[IMAGE_COLUMN][:20]!r} is not a sha256 in hex"))
         if annotator and item:
             earlier = reader.earlier_row((annotator, item), row)
             if earlier is not None:
@@ -164,7 +174,8 @@ def parse_survey(stream: TextIO, sheet: str, answer_key: Mapping[str, str]) -> S
             problems.extend((row, reason, message) for reason, message in found)
             continue
         assert seconds is not None
-        responses.append(SurveyResponse(row, annotator, item, phase1, phase1 == key[item], answers, seconds, group or None))
+        responses.append(SurveyResponse(row, annotator, item, phase1, phase1 == key[item], answers, seconds, group or None,
+                                        image or None))
     # SheetReader's own findings (rows wider than the header) carry no code; they are the one kind it reports.
     problems.extend((row or 1, EXTRA_CELLS, text) for row, text in reader.problems)
     problems.sort(key=lambda p: p[0])  # stable: a row's problems stay in column order
@@ -260,13 +271,16 @@ def holistic_gap(response: SurveyResponse) -> tuple[float, float, int]:
     return abs(overall - mean), mean, len(others)
 
 
-def quality_control(responses: Iterable[SurveyResponse], params: QcParams | None = None) -> QcResult:
+def quality_control(responses: Iterable[SurveyResponse], params: QcParams | None = None,
+                    current_images: Mapping[str, str] | None = None) -> QcResult:
     """Keep the responses that pass every check; record one exclusion per dropped response and per annotator.
 
     Annotator checks (constant answers, phase-1 accuracy) run over all of an annotator's responses, fast or not;
     an excluded annotator's responses are each dropped as ``annotator_excluded`` naming the annotator's reason.
-    Otherwise a response is dropped for the first of ``too_fast``, ``holistic_inconsistent`` it fails (the
-    detail mentions the other too). Output order: annotator exclusions by annotator id, then response
+    Otherwise a response is dropped for the first of ``stale_image``, ``too_fast``, ``holistic_inconsistent`` it
+    fails (the detail mentions the others too). ``stale_image``: the response names the image it rated
+    (``image_sha256``) and ``current_images`` (item id -> the image the item shows now) says the item has since
+    been given another image; a response that names no image is taken to rate the current one. Output order: annotator exclusions by annotator id, then response
     exclusions and kept responses in input order.
     """
     params = params or QcParams()
@@ -289,7 +303,7 @@ def quality_control(responses: Iterable[SurveyResponse], params: QcParams | None
             exclusions.append(Exclusion("response", response.response_id, ANNOTATOR_EXCLUDED,
                                         f"annotator {response.annotator_id!r} excluded: {reason}"))
             continue
-        findings = _response_findings(response, params)
+        findings = _response_findings(response, params, (current_images or {}).get(response.item_id))
         if findings:
             exclusions.append(Exclusion("response", response.response_id, findings[0][0],
                                         "; ".join(detail for _, detail in findings)))
@@ -314,8 +328,10 @@ def _annotator_findings(mine: list[SurveyResponse], params: QcParams) -> list[tu
     return findings
 
 
-def _response_findings(response: SurveyResponse, params: QcParams) -> list[tuple[str, str]]:
+def _response_findings(response: SurveyResponse, params: QcParams, current_image: str | None) -> list[tuple[str, str]]:
     findings: list[tuple[str, str]] = []
+    if response.image_sha256 and current_image and response.image_sha256 != current_image:
+        findings.append((STALE_IMAGE, f"rated image {response.image_sha256[:12]}, the item now shows {current_image[:12]}"))
     if response.seconds < params.min_seconds:
         findings.append((TOO_FAST, f"{response.seconds} s < {params.min_seconds} s"))
     gap, mean, n_others = holistic_gap(response)

@@ -282,3 +282,33 @@ def test_qc_params_validated():
         QcParams(min_seconds=-1)
     with pytest.raises(ValueError, match="phase1_min_accuracy"):
         QcParams(phase1_min_accuracy=1.5)
+
+
+# --- the image a response rated ------------------------------------------------------------------------------
+
+OLD, NEW = "a" * 64, "b" * 64
+
+
+def _with_images(*images: str) -> str:
+    """The first three fixture rows with an image_sha256 column holding ``images`` (a blank cell: not given)."""
+    lines = FIXTURE.splitlines()
+    return "\n".join([lines[0] + ",image_sha256", *(f"{line},{image}" for line, image in zip(lines[1:4], images))]) + "\n"
+
+
+def test_image_column_is_optional_and_checked():
+    parsed = parse_survey(io.StringIO(_with_images(OLD, "", "not-a-sha")), "images.csv", ANSWER_KEY)
+    assert [r.image_sha256 for r in parsed.responses] == [OLD, None]
+    assert parsed.problems == [(4, "invalid_image_sha256", "image_sha256 'not-a-sha' is not a sha256 in hex")]
+    assert all(r.image_sha256 is None for r in fixture_parse().responses)  # no column: nothing claimed
+
+
+def test_a_response_to_an_image_since_replaced_is_stale():
+    # Row 2 rated OLD and p1@gpt now shows NEW: stale. Row 3 rated NEW, which p1@nano still shows: kept. Row 4
+    # names no image: taken to rate the current one. Without current images nothing can be stale.
+    parsed = parse_survey(io.StringIO(_with_images(OLD, NEW, "")), "images.csv", ANSWER_KEY)
+    current = {"p1@gpt": NEW, "p1@nano": NEW, "p2@gpt": OLD}
+    qc = quality_control(parsed.responses, QcParams(), current)
+    assert [r.row for r in qc.kept] == [3, 4]
+    assert qc.exclusions == [Exclusion("response", rid("e1", "p1@gpt"), "stale_image",
+                                       f"rated image {OLD[:12]}, the item now shows {NEW[:12]}")]
+    assert [r.row for r in quality_control(parsed.responses, QcParams()).kept] == [2, 3, 4]

@@ -86,6 +86,7 @@ CREATE TABLE poem_survey_response (
     phase1_correct  BOOLEAN NOT NULL,
     answers         JSON NOT NULL,        -- dimension -> option letter
     seconds         DOUBLE NOT NULL,
+    image_sha256    VARCHAR,              -- the image rated, when the export says (the item sheet's column)
     kept            BOOLEAN NOT NULL,     -- passed quality control
     activity_id     VARCHAR NOT NULL
 );
