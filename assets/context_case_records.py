@@ -22,7 +22,7 @@ from resources.blob_store import BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity, utcnow
+from warehouse.lineage import Entity
 
 CASE_STAGE = "context_cases"
 POOL_PREFIX = "pool:"
@@ -44,10 +44,9 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
             if not path.is_file():
                 raise Failure(description=f"case file not found: {path}")
             sha = sha256_file(path)
-            with step.batch() as log:
-                if log.con.execute("SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?", [str(path), sha]).fetchone():
-                    step.counts["files_unchanged"] += 1
-                    continue
+            if step.read_before(path, sha):
+                step.counts["files_unchanged"] += 1
+                continue
             try:
                 reads = list(read_cases(path))
             except CaseError as exc:
@@ -118,9 +117,7 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
                 record_ids = {loc: _record_id(loc) for loc, _, _ in rejected}
                 log.entities(Entity(record_ids[loc], "case_record", attributes={"locator": loc}) for loc, _, _ in rejected)
                 log.rejected(CASE_STAGE, [(record_ids[loc], code, f"{loc}: {detail}") for loc, code, detail in rejected])
-                insert_rows(log.con, "input_file_state", [{"path": str(path), "n_bytes": path.stat().st_size,
-                                                           "mtime_ns": path.stat().st_mtime_ns, "sha256": sha,
-                                                           "seen_at": utcnow()}], conflict="replace")
+                step.remember_read(log, path, sha)
             step.counts["cases"] += len(cases)
             for _, code, _ in rejected:
                 step.counts[f"rejected:{code}"] += 1

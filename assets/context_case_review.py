@@ -27,6 +27,7 @@ from assets.lib.context_review import (
     retentions,
     review_sheet_rows,
 )
+from assets.lib.sheets import read_sheet_file
 from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
@@ -108,12 +109,9 @@ def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
     for path, sha in to_read:
         error, reviews = None, []
         try:
-            with path.open(encoding="utf-8-sig", newline="") as stream:
-                reviews, _ = parse_reviews(stream, path.name, known_cases)
+            reviews, _ = read_sheet_file(path, lambda stream, name: parse_reviews(stream, name, known_cases), ReviewSheetError)
         except ReviewSheetError as exc:
             error = exc
-        except (UnicodeDecodeError, csv.Error) as exc:
-            error = ReviewSheetError(path.name, [(None, f"not a UTF-8 CSV file: {exc}")])
         sheet_entity = entity_id("case_review_sheet", sha)
         with step.batch() as log:
             log.entities([Entity(sheet_entity, "case_review_sheet", sha, {"path": str(path)})])

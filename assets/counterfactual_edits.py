@@ -27,6 +27,7 @@ from assets.lib.counterfactual import (
     parse_specs,
     transition,
 )
+from assets.lib.sheets import read_sheet_file
 from assets.pool import image_pool
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStoreResource
@@ -73,8 +74,8 @@ def counterfactual_edits(
             return MaterializeResult(metadata=step.summary())
         path = Path(counterfactual.specs)
         try:
-            with path.open(encoding="utf-8-sig", newline="") as stream:
-                specs = parse_specs(stream, path.name, tuple(counterfactual.labels))
+            specs = read_sheet_file(path, lambda stream, name: parse_specs(stream, name, tuple(counterfactual.labels)),
+                                    SpecSheetError)
         except (OSError, SpecSheetError) as exc:
             raise Failure(description=f"counterfactual specs: {exc}") from exc
         if image_editor.model == MODEL_PLACEHOLDER:
@@ -136,8 +137,7 @@ def _apply_checks(step: Step, checks: str | None) -> None:
         return
     path = Path(checks)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            decisions = parse_checks(stream, path.name)
+        decisions = read_sheet_file(path, parse_checks, CheckSheetError)
     except (OSError, CheckSheetError) as exc:
         raise Failure(description=f"counterfactual checks: {exc}") from exc
     problems = []

@@ -5,7 +5,6 @@ sample is drawn once and frozen, so sheets in reviewers' hands stay valid while 
 running; a new round name draws a new sample.
 """
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -26,6 +25,7 @@ from assets.lib.critique_audit import (
     pair_outcomes,
     parse_review_sheet,
 )
+from assets.lib.sheets import read_sheet_file
 from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
@@ -204,13 +204,7 @@ def _ingest_sheets(step: Step, returned: Path) -> list[str]:
 
 
 def _read_sheet(path: Path, sampled: dict[str, set[str]], owners: dict[tuple[str, str, str], str]) -> tuple[list[Review], int]:
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            reviews, blank = parse_review_sheet(stream, path.name, sampled)
-    except UnicodeDecodeError as exc:
-        raise SheetError(path.name, [(None, f"not UTF-8 text (byte {exc.start}); save the sheet as CSV UTF-8")]) from exc
-    except csv.Error as exc:
-        raise SheetError(path.name, [(None, f"not readable as CSV: {exc}")]) from exc
+    reviews, blank = read_sheet_file(path, lambda stream, name: parse_review_sheet(stream, name, sampled), SheetError)
     clashes = [
         (r.row, f"reviewer {r.reviewer!r} already reviewed pair {r.pair_id} in sheet {Path(owner).name}")
         for r in reviews

@@ -17,7 +17,7 @@ from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity, utcnow
+from warehouse.lineage import Entity
 
 DESIGN_STAGE = "design_records"
 
@@ -53,11 +53,7 @@ def design_records(
     with recorded_step(context, wh, params) as step:
         for source, kind, files in _sources(designs):
             digest = sha256_hex("\n".join(f"{f.name}:{sha256_file(f)}" for f in files).encode())
-            with step.batch() as log:
-                done = log.con.execute(
-                    "SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?", [str(source), digest]
-                ).fetchone()
-            if done:
+            if step.read_before(source, digest):
                 step.counts["sources_unchanged"] += 1
                 continue
             _read_source(step, store, source, kind, digest, designs)
@@ -81,9 +77,7 @@ def _read_source(step: Step, store: BlobStore, source: Path, kind: str, digest: 
             batch = []
     _write(step, source, source_entity, digest, batch)
     with step.batch() as log:  # the source is done: an unchanged copy is not read again
-        insert_rows(log.con, "input_file_state",
-                    [{"path": str(source), "n_bytes": 0, "mtime_ns": 0, "sha256": digest, "seen_at": utcnow()}],
-                    conflict="replace")
+        step.remember_read(log, source, digest)
 
 
 def _write(step: Step, source: Path, source_entity: str, digest: str, batch: list[DesignRead]) -> None:

@@ -5,7 +5,6 @@ Pure logic: assets/lib/design_review.py (sheets, votes, majority, agreement), as
 (measurements), assets/lib/design_indicators.py (which indicators an operation may affect).
 """
 
-import csv
 import io
 import json
 from collections import defaultdict
@@ -40,6 +39,7 @@ from assets.lib.design_review import (
     review_item,
 )
 from assets.lib.model_calls import ModelCaller
+from assets.lib.sheets import read_sheet_file
 from assets.model_call_store import role_caller
 from assets.returned_sheets import sheets_to_read
 from assets.step import Step, recorded_step
@@ -171,12 +171,10 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
     for path, sha in to_read:
         error, votes, blank = None, [], 0
         try:
-            with path.open(encoding="utf-8-sig", newline="") as stream:
-                votes, blank = parse_review_votes(stream, path.name, known_items)
+            votes, blank = read_sheet_file(path, lambda stream, name: parse_review_votes(stream, name, known_items),
+                                           ReviewSheetError)
         except ReviewSheetError as exc:
             error = exc
-        except (UnicodeDecodeError, csv.Error) as exc:
-            error = ReviewSheetError(path.name, [(None, f"not a UTF-8 CSV file: {exc}")])
         sheet_entity = entity_id("review_sheet", sha)
         with step.batch() as log:
             log.entities([Entity(sheet_entity, "review_sheet", sha, {"path": str(path)})])

@@ -16,7 +16,7 @@ from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity, utcnow
+from warehouse.lineage import Entity
 
 POEM_STAGE = "poem_corpus"
 
@@ -34,9 +34,7 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
             if not path.is_file():
                 raise Failure(description=f"poem corpus file not found: {path}")
             sha = sha256_file(path)
-            with step.batch() as log:
-                done = log.con.execute("SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?", [str(path), sha]).fetchone()
-            if done:
+            if step.read_before(path, sha):
                 step.counts["files_unchanged"] += 1
                 continue
             try:
@@ -64,9 +62,7 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
                 record_ids = {r.locator: entity_id("poem_record", sha256_hex(r.locator.encode())) for r in rejected}
                 log.entities(Entity(record_ids[r.locator], "poem_record", attributes={"locator": r.locator}) for r in rejected)
                 log.rejected(POEM_STAGE, [(record_ids[r.locator], r.reason_code, f"{r.locator}: {r.detail}") for r in rejected])
-                insert_rows(log.con, "input_file_state",
-                            [{"path": str(path), "n_bytes": path.stat().st_size, "mtime_ns": path.stat().st_mtime_ns,
-                              "sha256": sha, "seen_at": utcnow()}], conflict="replace")
+                step.remember_read(log, path, sha)
             step.counts["poems"] += len(poems)
             for r in rejected:
                 step.counts[f"rejected:{r.reason_code}"] += 1

@@ -121,8 +121,8 @@ def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, p
                 log.entities([Entity(illustration, "illustration", stored.sha256,
                                      {"item_id": item_id, "synthetic": True, "model": generator.model})])
                 log.generated([illustration])
-                log.used([_poem_entity(log, poem.poem_id)], "poem")
-                log.derived([(illustration, _poem_entity(log, poem.poem_id), "illustrates")])
+                log.used([poem.entity_id], "poem")
+                log.derived([(illustration, poem.entity_id, "illustrates")])
                 log.unrejected(GENERATION_STAGE, [subject])
                 write_source_records(log, [source_row], illustration, relation="generated_image")
                 insert_rows(log.con, "file_blob", [{"sha256": stored.sha256, "n_bytes": stored.size, "media_type": response.mime,
@@ -183,7 +183,7 @@ def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict
                 mime = Image.MIME.get(image.format or "", "application/octet-stream")
             illustration = entity_id("illustration", stored.sha256)
             entities.append(Entity(illustration, "illustration", stored.sha256, {"stand_in": True, "source": str(path)}))
-            edges.append((illustration, poem_id))
+            edges.append((illustration, poems[poem_id].entity_id))
             rows.append({"item_id": item_id, "poem_id": poem_id, "generator": generator, "kind": STAND_IN, "provider": None,
                          "model": None, "provider_model": None, "settings_digest": settings, "prompt_template": None,
                          "prompt_sha256": None, "seed": poetry.seed, "stand_in_source": str(path), "entity_id": illustration,
@@ -192,10 +192,6 @@ def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict
         with step.batch() as log:
             log.entities(entities)
             log.generated(e.entity_id for e in entities)
-            log.derived((e, _poem_entity(log, p), "stands_in_for") for e, p in edges)
+            log.derived((e, poem, "stands_in_for") for e, poem in edges)
             insert_rows(log.con, "poem_illustration", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
         step.counts[f"{generator}:assigned"] += len(rows)
-
-
-def _poem_entity(log, poem_id: str) -> str:
-    return log.con.execute("SELECT entity_id FROM poem WHERE poem_id = ?", [poem_id]).fetchall()[0][0]

@@ -11,7 +11,7 @@ from pathlib import Path
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from assets.exports import Contents, ExportFile, publish
-from assets.lib.poem_stats import bootstrap_ranks, image_scores, model_means, within_one_agreement
+from assets.lib.poem_stats import ImageScore, bootstrap_ranks, image_scores, model_means, within_one_agreement
 from assets.lib.poem_survey import SurveyResponse
 from assets.poetry_settings import PoetrySettings
 from assets.poetry_survey import poem_survey_responses
@@ -43,14 +43,15 @@ def poem_scores(context: AssetExecutionContext, warehouse: WarehouseResource) ->
     with recorded_step(context, wh, {}) as step:
         with step.batch() as log:
             responses = kept_responses(log.con)
-            labels = dict(log.con.execute("SELECT item_id, label FROM poem_text_label").fetchall())
-            sources = dict(log.con.execute("SELECT item_id, source FROM poem_text_label").fetchall())
+            text_labels = log.con.execute("SELECT item_id, label, source FROM poem_text_label ORDER BY item_id").fetchall()
             items = {r[0]: r[1:] for r in log.con.execute("SELECT item_id, poem_id, generator, entity_id FROM poem_illustration").fetchall()}
             last = step.last_inputs(log.con)
-        inputs = digest_of([[r.as_dict() for r in responses], sorted(labels.items()), sorted(items)])
+        inputs = digest_of([[r.as_dict() for r in responses], text_labels, sorted(items)])
         if last == inputs:
             step.notes["unchanged"] = "same kept responses, text labels and illustrations as last time"
             return MaterializeResult(metadata=step.summary())
+        labels = {item: label for item, label, _ in text_labels}
+        sources = {item: source for item, _, source in text_labels}
         scores = image_scores([r for r in responses if r.item_id in items], labels)
         rows, entities, edges = [], [], []
         by_item: dict[str, list[str]] = {}
@@ -91,21 +92,24 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             responses = kept_responses(log.con)
-            score_rows = log.con.execute("SELECT item_id, poem_id, generator, quality FROM poem_image_score ORDER BY item_id").fetchall()
-            labels = dict(log.con.execute("SELECT item_id, label FROM poem_text_label").fetchall())
+            score_rows = log.con.execute(
+                "SELECT item_id, poem_id, generator, n_raters, dimensions, n_ratings, quality, recognizability,"
+                " text_integrity_survey, text_label_source FROM poem_image_score ORDER BY item_id").fetchall()
             last = step.last_inputs(log.con)
         inputs = digest_of([score_rows, [r.as_dict() for r in responses], params])
         if last == inputs:
             step.notes["unchanged"] = "same scores, responses and bootstrap settings as last time"
             return MaterializeResult(metadata=step.summary())
-        model_of = {item: generator for item, _, generator, _ in score_rows}
-        scores = image_scores([r for r in responses if r.item_id in model_of], labels)
+        model_of = {row[0]: row[2] for row in score_rows}
+        scores = {item: ImageScore(item, n_raters, json.loads(dims), json.loads(n_ratings), quality, recognizability,
+                                   survey_text, label_source is not None)
+                  for item, _, _, n_raters, dims, n_ratings, quality, recognizability, survey_text, label_source in score_rows}
         agreement = within_one_agreement(responses)
         means = model_means(scores, model_of)
         quality: dict[str, dict[str, float]] = {}
-        for _, poem_id, generator, q in score_rows:
-            if q is not None:
-                quality.setdefault(generator, {})[poem_id] = q
+        for item, poem_id, generator, *_ in score_rows:
+            if scores[item].quality is not None:
+                quality.setdefault(generator, {})[poem_id] = scores[item].quality
         ranks = bootstrap_ranks(quality, poetry.bootstrap_resamples, poetry.bootstrap_seed) if len(quality) >= 2 else None
         with step.batch() as log:
             for table in ("poem_agreement", "poem_model_score", "poem_rank_frequency"):

@@ -13,7 +13,8 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.exports import ExportFile, write_file
 from assets.lib.poem_distractors import DISTRACTOR_METHOD, distractors, phase1_options
-from assets.lib.poem_survey import QcParams, parse_survey, quality_control
+from assets.lib.poem_survey import QcParams, SurveyError, parse_survey, quality_control
+from assets.lib.sheets import read_sheet_file
 from assets.poetry_corpus import load_poems
 from assets.poetry_illustrations import poem_illustrations
 from assets.poetry_settings import PoetrySettings
@@ -101,9 +102,10 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             files.append((path, sha256_file(path)))
         with step.batch() as log:
             answer_key = dict(log.con.execute("SELECT item_id, correct_letter FROM poem_phase1_item").fetchall())
-            illustrations = dict(log.con.execute("SELECT item_id, entity_id FROM poem_illustration").fetchall())
-            current_images = dict(log.con.execute("SELECT item_id, image_sha256 FROM poem_illustration").fetchall())
+            shown = log.con.execute("SELECT item_id, entity_id, image_sha256 FROM poem_illustration").fetchall()
             last = step.last_inputs(log.con)
+        illustrations = {item: entity for item, entity, _ in shown}
+        current_images = {item: sha for item, _, sha in shown}
         inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), sorted(current_images.items()), qc_json])
         if last == inputs:
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
@@ -111,8 +113,10 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             return MaterializeResult(metadata=step.summary())
         responses, bad = [], []
         for path, sha in files:
-            with path.open(encoding="utf-8-sig", newline="") as stream:
-                parsed = parse_survey(stream, path.name, answer_key)
+            try:
+                parsed = read_sheet_file(path, lambda stream, name: parse_survey(stream, name, answer_key), SurveyError)
+            except SurveyError as exc:  # a missing column or a file that is not CSV UTF-8: no row can be read
+                raise Failure(description=str(exc)) from exc
             responses += [(str(path), sha, r) for r in parsed.responses]
             bad += [(str(path), sha, row, code, detail) for row, code, detail in parsed.problems]
         result = quality_control([r for _, _, r in responses], qc, current_images)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.lib.sheets import SheetError
-from assets.lib.text_integrity import TextFinding, classify, final_label, parse_adjudications
+from assets.lib.sheets import SheetError, read_sheet_file
+from assets.lib.text_integrity import TextAdjudicationSheetError, TextFinding, classify, final_label, parse_adjudications
 from assets.poetry_illustrations import poem_illustrations
 from assets.poetry_settings import PoetrySettings
 from assets.step import recorded_step
@@ -93,8 +93,8 @@ def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
             problems.append(f"{path}: not found")
             continue
         try:
-            with path.open(encoding="utf-8-sig", newline="") as stream:
-                parsed = parse_adjudications(stream, path.name, known)
+            parsed = read_sheet_file(path, lambda stream, name: parse_adjudications(stream, name, known),
+                                     TextAdjudicationSheetError)
         except SheetError as exc:
             problems.append(str(exc))
             continue

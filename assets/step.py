@@ -20,7 +20,7 @@ import duckdb
 from dagster import AssetExecutionContext
 
 from warehouse.db import Warehouse, insert_rows
-from warehouse.lineage import ActivityLog, Agent, finish_activity, start_activity
+from warehouse.lineage import ActivityLog, Agent, finish_activity, start_activity, utcnow
 
 
 @lru_cache(maxsize=1)
@@ -85,6 +85,20 @@ class Step:
             [{"asset_key": self.asset_key, "input_digest": digest, "activity_id": self.activity_id}],
             conflict="replace",
         )
+
+    def read_before(self, path: Path, sha256: str) -> bool:
+        """Whether ``path`` (a file, or a folder under a digest of its files) was read to the end with this content."""
+        with self.batch() as log:
+            row = log.con.execute("SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?", [str(path), sha256]).fetchall()
+        return bool(row)
+
+    def remember_read(self, log: ActivityLog, path: Path, sha256: str) -> None:
+        """Record ``path`` as read with this content, in the transaction of its last write, so that an unchanged
+        copy is skipped next time and a crash before this point reads it again."""
+        stat = path.stat() if path.is_file() else None
+        insert_rows(log.con, "input_file_state",
+                    [{"path": str(path), "n_bytes": stat.st_size if stat else 0, "mtime_ns": stat.st_mtime_ns if stat else 0,
+                      "sha256": sha256, "seen_at": utcnow()}], conflict="replace")
 
     def summary(self) -> dict[str, Any]:
         return {**dict(sorted(self.counts.items())), **self.notes}

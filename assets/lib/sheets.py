@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from typing import ClassVar, TextIO
+from pathlib import Path
+from typing import ClassVar, TextIO, TypeVar
+
+T = TypeVar("T")
 
 MAX_SHOWN = 20  # problems spelled out in the message; the rest are counted (all stay in ``problems``)
 
@@ -119,3 +122,17 @@ class SheetReader:
         """Raise the sheet's error listing every problem, if there is any."""
         if self.problems:
             raise self.error(self.sheet, self.problems)
+
+
+def read_sheet_file(path: Path, parse: Callable[[TextIO, str], T], error: type[SheetError] = SheetError) -> T:
+    """Open a filled sheet as CSV UTF-8 (a spreadsheet's byte-order mark is fine) and ``parse`` it (given the stream
+    and the file's name, which its errors cite). A file that is
+    not UTF-8 text or not CSV raises ``error`` (the sheet kind's SheetError) naming the file, like any other problem
+    with the sheet, so every reader reports it the same way instead of failing with a decoding traceback."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as stream:
+            return parse(stream, path.name)
+    except UnicodeDecodeError as exc:
+        raise error(path.name, [(None, f"not UTF-8 text (byte {exc.start}); save the sheet as CSV UTF-8")]) from exc
+    except csv.Error as exc:
+        raise error(path.name, [(None, f"not readable as CSV: {exc}")]) from exc

@@ -138,3 +138,28 @@ def test_earlier_row_and_parser_problems_end_in_one_error():
     with pytest.raises(ToySheetError) as caught:
         reader.finish()
     assert caught.value.problems == [(4, "ana already answered on row 2")]
+
+
+# --- opening a sheet file -----------------------------------------------------------------------------------
+
+
+def _parse_rows(stream, name: str) -> list[tuple[int, dict[str, str]]]:
+    return list(SheetReader(stream, name, ("name", "answer"), ToySheetError))
+
+
+def test_read_sheet_file_parses_utf8_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "toy.csv"
+    path.write_bytes("\ufeffname,answer\nZoë,yes\n".encode("utf-8"))
+    assert sheets.read_sheet_file(path, _parse_rows, ToySheetError) == [(2, {"name": "Zoë", "answer": "yes"})]
+
+
+def test_read_sheet_file_reports_a_file_that_is_not_utf8_or_not_csv_as_the_sheet_kind(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("name,answer\nZo\xeb,yes\n".encode("latin-1"))
+    with pytest.raises(ToySheetError) as info:
+        sheets.read_sheet_file(latin, _parse_rows, ToySheetError)
+    assert str(info.value) == "toy sheet latin.csv: not UTF-8 text (byte 14); save the sheet as CSV UTF-8"
+    broken = tmp_path / "broken.csv"
+    broken.write_text("name,answer\n" + "x" * 200_000 + ",yes\n", encoding="utf-8")  # beyond csv's field size limit
+    with pytest.raises(ToySheetError, match="toy sheet broken.csv: not readable as CSV"):
+        sheets.read_sheet_file(broken, _parse_rows, ToySheetError)
