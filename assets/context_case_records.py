@@ -40,6 +40,7 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
     with recorded_step(context, wh, {"cases": context_canvas.cases}) as step:
+        unreadable = []
         for path in map(Path, context_canvas.cases):
             if not path.is_file():
                 raise Failure(description=f"case file not found: {path}")
@@ -50,7 +51,9 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
             try:
                 reads = list(read_cases(path))
             except CaseError as exc:
-                raise Failure(description=f"case file {path.name}: {exc}") from exc
+                step.reject_input(CASE_STAGE, "case_source", path, sha, exc.reason_code, str(exc))
+                unreadable.append(str(exc))
+                continue
             source = entity_id("case_source", sha)
             cases, images, rejected = [], [], []
             for read in reads:
@@ -121,6 +124,8 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
             step.counts["cases"] += len(cases)
             for _, code, _ in rejected:
                 step.counts[f"rejected:{code}"] += 1
+        if unreadable:
+            raise Failure(description="unreadable case file(s); the others were read: " + " | ".join(unreadable))
     return MaterializeResult(metadata=step.summary())
 
 

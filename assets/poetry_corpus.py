@@ -30,6 +30,7 @@ POEM_STAGE = "poem_corpus"
 def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, poetry: PoetrySettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     with recorded_step(context, wh, {"corpus": poetry.corpus}) as step:
+        unreadable = []
         for path in map(Path, poetry.corpus):
             if not path.is_file():
                 raise Failure(description=f"poem corpus file not found: {path}")
@@ -40,7 +41,9 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
             try:
                 reads = list(read_poems(path))
             except PoemCorpusError as exc:
-                raise Failure(description=f"poem corpus {path.name}: {exc}") from exc
+                step.reject_input(POEM_STAGE, "poem_source", path, sha, exc.reason_code, str(exc))
+                unreadable.append(str(exc))
+                continue
             source = entity_id("poem_source", sha)
             # Locators name the file's full path, so two corpora with one file name never overwrite each other's rows.
             reads = [replace(r, locator=f"{path}#{r.locator.split('#', 1)[-1]}") for r in reads]
@@ -66,6 +69,8 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
             step.counts["poems"] += len(poems)
             for r in rejected:
                 step.counts[f"rejected:{r.reason_code}"] += 1
+        if unreadable:
+            raise Failure(description="unreadable poem corpus file(s); the others were read: " + " | ".join(unreadable))
     return MaterializeResult(metadata=step.summary())
 
 

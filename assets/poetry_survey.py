@@ -116,9 +116,17 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             try:
                 parsed = read_sheet_file(path, lambda stream, name: parse_survey(stream, name, answer_key), SurveyError)
             except SurveyError as exc:  # a missing column or a file that is not CSV UTF-8: no row can be read
-                raise Failure(description=str(exc)) from exc
+                bad += [(str(path), sha, row or 1, exc.reason_code, detail) for row, detail in exc.problems]
+                continue
             responses += [(str(path), sha, r) for r in parsed.responses]
             bad += [(str(path), sha, row, code, detail) for row, code, detail in parsed.problems]
+        # A row may have several problems, some of one kind (two bad letters): every one is kept, joined per row.
+        by_reason: dict[tuple[str, str, int, str], list[str]] = {}
+        for p, sha, row, code, detail in bad:
+            by_reason.setdefault((p, sha, row, code), []).append(detail)
+        by_row: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
+        for p, sha, row, code, detail in bad:
+            by_row.setdefault((p, sha, row), []).append((code, detail))
         result = quality_control([r for _, _, r in responses], qc, current_images)
         kept = {r.response_id for r in result.kept}
         with step.batch() as log:
@@ -147,20 +155,22 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
                 {"level": e.level, "subject": e.subject, "reason_code": e.reason_code, "detail": e.detail, "qc_params": qc_json,
                  "activity_id": log.activity_id} for e in result.exclusions])
             log.rejected(SURVEY_STAGE, [(e.subject, e.reason_code, e.detail) for e in result.exclusions if e.level == "response"])
-            bad_rows = [{"survey_file": p, "row_number": row, "reason_code": code, "detail": detail, "activity_id": log.activity_id}
-                        for p, _, row, code, detail in bad]
-            insert_rows(log.con, "poem_survey_bad_row", bad_rows)
-            bad_ids = {(p, row): entity_id("survey_row", sha256_hex(f"{s}#{row}".encode())) for p, s, row, _, _ in bad}
-            log.entities(Entity(e, "survey_row", attributes={"file": p, "row": row}) for (p, row), e in bad_ids.items())
-            log.rejected(SURVEY_STAGE, [(bad_ids[(p, row)], code, f"{Path(p).name} row {row}: {detail}") for p, _, row, code, detail in bad])
+            insert_rows(log.con, "poem_survey_bad_row", [
+                {"survey_file": p, "row_number": row, "reason_code": code, "detail": "; ".join(details),
+                 "activity_id": log.activity_id} for (p, _, row, code), details in by_reason.items()])
+            bad_ids = {key: entity_id("survey_row", sha256_hex(f"{key[1]}#{key[2]}".encode())) for key in by_row}
+            log.entities(Entity(e, "survey_row", attributes={"file": p, "row": row}) for (p, _, row), e in bad_ids.items())
+            log.rejected(SURVEY_STAGE, [(bad_ids[key], found[0][0], f"{Path(key[0]).name} row {key[2]}: "
+                                         + "; ".join(f"{detail} [{code}]" for code, detail in found))
+                                        for key, found in by_row.items()])
             counts = {}
             for p, s, *_ in responses:
                 counts[(p, s)] = counts.get((p, s), 0) + 1
             insert_rows(log.con, "poem_survey_file", [
                 {"path": str(p), "sha256": s, "n_rows": counts.get((str(p), s), 0),
-                 "n_bad_rows": sum(1 for b in bad if b[0] == str(p)), "activity_id": log.activity_id} for p, s in files])
+                 "n_bad_rows": sum(1 for key in by_row if key[0] == str(p)), "activity_id": log.activity_id} for p, s in files])
             step.remember_inputs(log, inputs)
-        step.counts.update({"responses": len(responses), "kept": len(kept), "bad_rows": len(bad)})
+        step.counts.update({"responses": len(responses), "kept": len(kept), "bad_rows": len(by_row)})
         for e in result.exclusions:
             step.counts[f"excluded_{e.level}:{e.reason_code}"] += 1
         _raise_for_bad_rows(wh)
@@ -169,9 +179,11 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
 
 def _raise_for_bad_rows(wh) -> None:
     """Fail (after storing everything) while any survey row is malformed, naming each."""
-    bad = wh.query("SELECT survey_file, row_number, reason_code, detail FROM poem_survey_bad_row ORDER BY survey_file, row_number")
+    bad = wh.query("SELECT survey_file, row_number, reason_code, detail FROM poem_survey_bad_row"
+                   " ORDER BY survey_file, row_number, reason_code")
     if bad.empty:
         return
+    n_rows = len(bad[["survey_file", "row_number"]].drop_duplicates())
     shown = "; ".join(f"{Path(f).name} row {row}: {detail} ({code})" for f, row, code, detail in bad.head(20).itertuples(index=False))
-    more = f" (and {len(bad) - 20} more)" if len(bad) > 20 else ""
-    raise Failure(description=f"survey export has {len(bad)} malformed row(s); the other rows are stored: {shown}{more}")
+    more = f" (and {len(bad) - 20} more problems)" if len(bad) > 20 else ""
+    raise Failure(description=f"survey export has {n_rows} malformed row(s); the other rows are stored: {shown}{more}")

@@ -21,7 +21,8 @@ from resources.blob_store import BlobStoreResource
 from resources.ocr import OcrError, OcrResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import canonical_json
+from warehouse.ids import canonical_json, entity_id, sha256_file
+from warehouse.lineage import Entity
 
 TEXT_STAGE = "poem_text_integrity"
 
@@ -86,7 +87,7 @@ def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
                                 " LEFT JOIN poem_ocr o ON o.item_id = i.item_id AND o.image_sha256 = i.image_sha256"
                                 " AND o.engine = ? ORDER BY i.item_id", [engine_key]).fetchall()
     known = {i[0] for i in items}
-    adjudications, problems = defaultdict(list), []
+    adjudications, problems, rejected = defaultdict(list), [], []
     rows = []
     for path in map(Path, poetry.adjudication):
         if not path.is_file():
@@ -97,6 +98,7 @@ def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
                                      TextAdjudicationSheetError)
         except SheetError as exc:
             problems.append(str(exc))
+            rejected.append((entity_id("adjudication_sheet", sha256_file(path)), str(path), exc))
             continue
         for a in parsed:
             adjudications[a.item_id].append(a)
@@ -116,5 +118,7 @@ def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
         insert_rows(log.con, "poem_text_adjudication", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
         log.con.execute("DELETE FROM poem_text_label")
         insert_rows(log.con, "poem_text_label", [{**r, "activity_id": log.activity_id} for r in labels])
+        log.entities(Entity(sheet, "adjudication_sheet", sheet.split(":", 1)[1], {"path": path}) for sheet, path, _ in rejected)
+        log.rejected(TEXT_STAGE, [(sheet, exc.reason_code, str(exc)) for sheet, _, exc in rejected])
     if problems:
         raise Failure(description="text adjudication: " + " | ".join(problems))

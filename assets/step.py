@@ -20,7 +20,8 @@ import duckdb
 from dagster import AssetExecutionContext
 
 from warehouse.db import Warehouse, insert_rows
-from warehouse.lineage import ActivityLog, Agent, finish_activity, start_activity, utcnow
+from warehouse.ids import entity_id
+from warehouse.lineage import ActivityLog, Agent, Entity, finish_activity, start_activity, utcnow
 
 
 @lru_cache(maxsize=1)
@@ -99,6 +100,15 @@ class Step:
         insert_rows(log.con, "input_file_state",
                     [{"path": str(path), "n_bytes": stat.st_size if stat else 0, "mtime_ns": stat.st_mtime_ns if stat else 0,
                       "sha256": sha256, "seen_at": utcnow()}], conflict="replace")
+
+    def reject_input(self, stage: str, kind: str, path: Path, sha256: str, reason_code: str, detail: str) -> None:
+        """Keep an input file that cannot be read at all as a rejected entity with its reason, so the run can read
+        the other inputs and then fail with a row in the warehouse behind the message."""
+        entity = entity_id(kind, sha256)
+        with self.batch() as log:
+            log.entities([Entity(entity, kind, sha256, {"path": str(path)})])
+            log.rejected(stage, [(entity, reason_code, detail)])
+        self.counts[f"unreadable:{reason_code}"] += 1
 
     def summary(self) -> dict[str, Any]:
         return {**dict(sorted(self.counts.items())), **self.notes}

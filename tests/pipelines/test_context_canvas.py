@@ -406,6 +406,21 @@ def test_malformed_case_records_are_rejected_by_locator_and_the_good_ones_kept(s
     assert images["image_sha256"].tolist() == [sha256_of(folder / "images" / n) for n in ("red.png", "blue.png", "blue.png")]
 
 
+def test_an_unreadable_case_file_is_kept_as_rejected_and_the_other_files_are_read(sample, tmp_path):
+    folder = tmp_path / "cases"
+    _picture(folder / "images" / "red.png", (200, 40, 40))
+    _write_cases_csv(folder / "good.csv", [_csv_row("c-01", "images/red.png")])
+    (folder / "broken.json").write_text('[{"case_id": "j-01", ', encoding="utf-8")  # cut off mid-record
+    config = context_config(tmp_path, sample, cases=[folder / "broken.json", folder / "good.csv"])
+    result = materialize(config, "context_cases")
+    assert not result.success and "case file broken.json" in " ".join(failures(result))
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert wh.query("SELECT case_id FROM context_case")["case_id"].tolist() == ["c-01"]  # read after the broken one
+    rejected = wh.query("SELECT e.kind, r.reason_code, e.attributes->>'path' AS path FROM rejection r"
+                        " JOIN entity e USING (entity_id) WHERE r.stage = 'context_cases'")
+    assert rejected.values.tolist() == [["case_source", "malformed_case_file", str(folder / "broken.json")]]
+
+
 def _write_cases_csv(path: Path, rows: list[list[str]]) -> None:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows([CSV_HEADER, *rows])

@@ -497,7 +497,70 @@ def test_malformed_survey_rows_fail_naming_them_and_keep_the_rest(tmp_path, samp
                      " AND reason_code IN ('invalid_option', 'unknown_item')") == 0
 
 
+def test_every_problem_of_a_row_and_an_unreadable_file_are_kept(tmp_path, sample):
+    """A row with two bad letters keeps both reasons; a file without the survey's columns is recorded as bad
+    (on row 1, the header) while the good rows of the other file are still stored."""
+    rows = _survey_rows(sample["survey"])
+    broken = [dict(r) for r in rows]
+    broken[3]["safety"] = "z"                        # spreadsheet row 5: two letters that are not options
+    broken[3]["technical_quality"] = "q"
+    survey = tmp_path / "survey_bad.csv"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(broken)
+    survey.write_text(buffer.getvalue(), encoding="utf-8")
+    headless = tmp_path / "survey_headless.csv"
+    headless.write_text("annotator_id,item_id\nx,tang-001@stand-in-1\n", encoding="utf-8")
+    config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
+                                      "surveys": [str(survey), str(headless)]})
+    result = _run(config, ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses"])
+    assert not result.success
+    message = _failures(result)
+    assert "2 malformed row(s)" in message and "survey_headless.csv row 1" in message
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert wh.scalar("SELECT count(*) FROM poem_survey_response") == 63
+    bad = _rows(wh, "SELECT regexp_replace(survey_file, '^.*/', ''), row_number, reason_code, detail FROM poem_survey_bad_row"
+                    " ORDER BY 1, 2")
+    assert [b[:3] for b in bad] == [("survey_bad.csv", 5, "invalid_option"), ("survey_headless.csv", 1, "malformed_survey")]
+    assert "safety 'z'" in bad[0][3] and "technical_quality 'q'" in bad[0][3]
+    assert "seconds" in bad[1][3]  # the missing columns are named
+    rejected = _rows(wh, "SELECT detail FROM rejection WHERE stage = 'poem_survey' AND detail LIKE 'survey_bad.csv row 5:%'")
+    assert len(rejected) == 1 and "safety 'z'" in rejected[0][0] and "technical_quality 'q'" in rejected[0][0]
+
+
+def test_a_malformed_adjudication_sheet_fails_naming_its_row_and_keeps_a_rejection(tmp_path, sample):
+    sheet = tmp_path / "adjudication.csv"
+    sheet.write_text("item_id,text_issue,reviewer\ntang-001@stand-in-1,maybe,ada\n", encoding="utf-8")
+    config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
+                                      "adjudication": [str(sheet)]})
+    result = _run(config, ["poem_corpus", "poem_illustrations", "poem_text_integrity"])
+    assert not result.success
+    assert "text adjudication sheet adjudication.csv: row 2" in _failures(result)
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert wh.scalar("SELECT count(*) FROM poem_text_label WHERE source = 'ocr'") == 24  # OCR labels are kept
+    rejected = _rows(wh, "SELECT e.kind, r.reason_code, r.detail FROM rejection r JOIN entity e USING (entity_id)"
+                         " WHERE r.stage = 'poem_text_integrity'")
+    assert len(rejected) == 1 and rejected[0][:2] == ("adjudication_sheet", "malformed_text_adjudication_sheet")
+    assert "row 2" in rejected[0][2]
+
+
 # --- 4. malformed poem records -------------------------------------------------------------------------------
+
+
+def test_an_unreadable_corpus_file_is_kept_as_rejected_and_the_other_files_are_read(tmp_path):
+    headless = tmp_path / "headless.csv"
+    headless.write_text("poem_id,title\ntang-201,No Text\n", encoding="utf-8")  # no author or text column
+    good = tmp_path / "good.csv"
+    good.write_text("poem_id,title,author,text\ntang-202,Spring Dawn,Meng Haoran,春眠不觉晓\n", encoding="utf-8")
+    config = _write_config(tmp_path, {"corpus": [str(headless), str(good)]})
+    result = _run(config, ["poem_corpus"])
+    assert not result.success and "headless.csv" in _failures(result)
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert _rows(wh, "SELECT poem_id FROM poem") == [("tang-202",)]
+    rejected = _rows(wh, "SELECT e.kind, e.attributes->>'path' FROM rejection r JOIN entity e USING (entity_id)"
+                         " WHERE r.stage = 'poem_corpus'")
+    assert rejected == [("poem_source", str(headless))]
 
 
 def test_malformed_poem_records_keep_locator_and_reason(tmp_path):
