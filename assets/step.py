@@ -7,6 +7,7 @@ the last committed one), and closes the activity with its status and counts.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -61,10 +62,15 @@ def software_agent() -> Agent:
 class Step:
     """One execution of one asset, as seen by the warehouse."""
 
-    def __init__(self, warehouse: Warehouse, activity_id: str, asset_key: str) -> None:
+    def __init__(self, warehouse: Warehouse, activity_id: str, asset_key: str, code_version: str = "unversioned",
+                 log: logging.Logger | Any | None = None) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self.asset_key = asset_key
+        # The asset's declared code version and aesforge's version (not the git commit): a quarantined item is
+        # tried again when either changes, not on every commit.
+        self.code_version = code_version
+        self.log = log or logging.getLogger(f"aesforge.{asset_key}")
         self.counts: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
 
@@ -136,7 +142,7 @@ def recorded_step(
             parameters=parameters,
             agents=((software_agent(), "software"), *extra_agents),
         )
-    step = Step(warehouse, log.activity_id, asset_key)
+    step = Step(warehouse, log.activity_id, asset_key, f"{asset_key} v{code_version}; aesforge {aesforge_version()}", context.log)
     try:
         yield step
     except BaseException as exc:

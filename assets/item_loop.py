@@ -1,0 +1,298 @@
+"""The one per-item loop every stage runs its items through.
+
+A stage supplies what is specific to it: the items it has pending (an iterable of :class:`Item`), a function
+from one item to its :class:`Outcome` (:class:`Kept` with the stage's data, or :class:`Rejected` with a reason
+code and a detail), and a writer that stores a batch of outcomes in the stage's own tables. The loop owns the
+rest, the same way for every stage (after datatrove's ``PipelineStep.run``):
+
+- **batching and commits**: outcomes are written ``batch_size`` at a time, each batch in one warehouse
+  transaction, so a crash loses at most the batch in flight and the stage's own "pending" query resumes after
+  the last committed one;
+- **rejection rows**: every :class:`Rejected` outcome becomes a ``rejection`` row (stage, reason, detail) for
+  the item's entity, written with the batch;
+- **fault isolation**: an unexpected exception while processing one item (or while writing it) makes that item
+  ``internal_error`` — exception type, message, the function that raised and a digest of the traceback in the
+  detail — logs one warning naming the item and where it came from, and the loop goes on;
+- **quarantine**: such an item is recorded in ``item_quarantine`` with its input digest and the stage's code
+  version, and later runs skip it until either changes (so one bad item costs nothing on every re-run);
+- **counts** for the Dagster metadata and the activity summary: kept items under their ``count`` label,
+  rejections as ``rejected:<reason>``, quarantined items skipped as ``quarantined``.
+
+Only whole-step causes escape the loop: :class:`StepError` (and Dagster's ``Failure``) raised by the stage, a
+full disk, a warehouse I/O error, running out of memory. Those fail the step and say which.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import duckdb
+import pandas as pd
+from dagster import Failure
+
+from assets.lib.iteration import batched
+from assets.step import Step
+from warehouse.db import insert_rows, registered
+from warehouse.lineage import ActivityLog, Entity, utcnow
+
+P = TypeVar("P")
+
+INTERNAL_ERROR = "internal_error"
+_WHOLE_STEP_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+
+class StepError(Exception):
+    """A cause that concerns the whole step (its input folder is gone, a blocking condition): fails the step."""
+
+
+class StopItems(Exception):
+    """Raised by a stage's item function to stop taking new items cleanly (a call budget is spent): the items
+    already done are written, the rest stay pending for the next run, and the step succeeds."""
+
+
+@dataclass(frozen=True)
+class Item(Generic[P]):
+    """One unit of a stage's work.
+
+    ``key`` is the entity id the outcome is about (``rejection.entity_id``); ``locator`` says where the item came
+    from (``file#line=N``, a URL, an id) for warnings and details; ``digest`` fingerprints what the item function
+    reads, so a quarantined item is tried again once it changes.
+    """
+
+    key: str
+    locator: str
+    digest: str
+    payload: P
+
+
+@dataclass(frozen=True)
+class Kept:
+    value: Any = None
+    count: str = "kept"
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A decided rejection. ``value`` is whatever the stage still stores for the item (its decision row)."""
+
+    reason_code: str
+    detail: str
+    retryable: bool = False
+    value: Any = None
+
+
+Outcome = Kept | Rejected
+
+
+@dataclass(frozen=True)
+class Done(Generic[P]):
+    item: Item[P]
+    outcome: Outcome
+
+    @property
+    def kept(self) -> bool:
+        return isinstance(self.outcome, Kept)
+
+
+@dataclass(frozen=True)
+class _Fault:
+    """An unexpected exception, turned into data so it can be recorded like any other outcome."""
+
+    error_type: str
+    detail: str
+    traceback: str
+
+
+def is_whole_step_error(exc: BaseException) -> bool:
+    """Exceptions that no single item caused: the step must stop and say so, not quarantine every item."""
+    if isinstance(exc, (StepError, StopItems, Failure, MemoryError, duckdb.IOException, duckdb.FatalException)):
+        return True
+    return isinstance(exc, OSError) and exc.errno in _WHOLE_STEP_ERRNOS
+
+
+def fault_of(exc: BaseException, phase: str) -> _Fault:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{_module_of(frames[-1].filename)}.{frames[-1].name}" if frames else "?"
+    lines = [f"{_module_of(f.filename)}:{f.name}:{f.lineno}" for f in frames]
+    digest = hashlib.sha256("\n".join(f"{_module_of(f.filename)}:{f.name}" for f in frames).encode()).hexdigest()[:12]
+    message = " ".join(str(exc).split())[:500]
+    detail = f"{type(exc).__name__}: {message} (while {phase}, raised in {where}; traceback {digest})"
+    return _Fault(type(exc).__name__, detail, "\n".join(lines[-20:]))
+
+
+def _module_of(filename: str) -> str:
+    """``…/assets/lib/images.py`` → ``assets.lib.images``, by the import root it was loaded from, so a digest is
+    the same whatever folder the checkout or the virtualenv sits in."""
+    path = os.path.abspath(filename)
+    for root in sorted({os.path.abspath(p or ".") for p in sys.path}, key=len, reverse=True):
+        if path.startswith(root + os.sep):
+            return path[len(root) + 1:].removesuffix(".py").replace(os.sep, ".")
+    return os.path.basename(path).removesuffix(".py")
+
+
+class ItemLoop(Generic[P]):
+    """Runs one stage's items: process each, write outcomes in batches, isolate faults, skip quarantined items.
+
+    ``process`` is the stage's per-item function (pure where it can be). ``write(log, done)`` stores a batch of
+    outcomes (both kept and rejected) in the stage's tables inside the batch's transaction; the loop adds the
+    ``rejection`` rows itself unless ``record_rejections`` is False (for a stage whose rejection rows name other
+    entities). ``workers`` > 1 processes a batch on a thread pool (order of outcomes is kept).
+    """
+
+    def __init__(
+        self,
+        step: Step,
+        stage: str,
+        process: Callable[[Item[P]], Outcome],
+        write: Callable[[ActivityLog, list[Done[P]]], None],
+        *,
+        batch_size: int = 256,
+        workers: int = 1,
+        record_rejections: bool = True,
+        log: logging.Logger | Any | None = None,
+    ) -> None:
+        self.step = step
+        self.stage = stage
+        self.process = process
+        self.write = write
+        self.batch_size = max(1, batch_size)
+        self.workers = max(1, workers)
+        self.record_rejections = record_rejections
+        self.log = log or step.log
+        self.stopped: str | None = None
+
+    def run(self, items: Iterable[Item[P]]) -> None:
+        """Process ``items`` (read lazily) to the end, or until the stage raises :class:`StopItems`."""
+        executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self.stage) if self.workers > 1 else None
+        try:
+            for chunk in batched(items, self.batch_size):
+                chunk = list({item.key: item for item in chunk[::-1]}.values())[::-1]  # one outcome per key
+                skipped, earlier = self._quarantined(chunk)
+                todo = [item for item in chunk if item.key not in skipped]
+                if skipped:
+                    self.step.counts["quarantined"] += len(skipped)
+                results = list(executor.map(self._safe_process, todo) if executor else map(self._safe_process, todo))
+                self._commit([(item, result) for item, result in zip(todo, results) if result is not None], earlier)
+                if self.stopped:
+                    self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
+                    break
+        finally:
+            if executor:
+                executor.shutdown(wait=True)
+
+    # -- per item ------------------------------------------------------------------------------------------
+    def _safe_process(self, item: Item[P]) -> Outcome | _Fault | None:
+        if self.stopped:
+            return None
+        try:
+            return self.process(item)
+        except StopItems as stop:
+            self.stopped = str(stop) or "stopped"
+            return None
+        except Exception as exc:  # noqa: BLE001 - the point of the loop: one item never fails the step
+            if is_whole_step_error(exc):
+                raise
+            return fault_of(exc, f"processing {item.locator}")
+
+    # -- per batch -----------------------------------------------------------------------------------------
+    def _commit(self, done: list[tuple[Item[P], Outcome | _Fault]], retried: set[str]) -> None:
+        """Write a batch in one transaction; if the stage's writer fails on it, write item by item so only the
+        item whose rows cannot be written becomes ``internal_error``."""
+        if not done:
+            return
+        try:
+            self._write(done, retried)
+        except Exception as exc:  # noqa: BLE001
+            if is_whole_step_error(exc):
+                raise
+            if len(done) > 1:
+                for one in done:
+                    self._commit([one], retried)
+                return
+            item = done[0][0]
+            done = [(item, fault_of(exc, f"writing {item.locator}"))]
+            self._write(done, retried)
+        for item, result in done:
+            self._count(item, result)
+
+    def _write(self, done: list[tuple[Item[P], Outcome | _Fault]], retried: set[str]) -> None:
+        outcomes = [Done(item, result) for item, result in done if not isinstance(result, _Fault)]
+        faults = [(item, result) for item, result in done if isinstance(result, _Fault)]
+        with self.step.batch() as log:
+            if outcomes:
+                self.write(log, outcomes)
+            if self.record_rejections:
+                for retryable in (False, True):
+                    log.rejected(self.stage, [(d.item.key, d.outcome.reason_code, d.outcome.detail) for d in outcomes
+                                              if isinstance(d.outcome, Rejected) and d.outcome.retryable is retryable],
+                                 retryable=retryable)
+            if faults:
+                self._quarantine(log, faults)
+            healed = [d.item.key for d in outcomes if d.item.key in retried]
+            if healed:
+                self._release(log, healed)
+
+    def _quarantine(self, log: ActivityLog, faults: list[tuple[Item[P], _Fault]]) -> None:
+        now = utcnow()
+        log.entities(Entity(item.key, item.key.split(":", 1)[0], attributes={"locator": item.locator}) for item, _ in faults)
+        log.rejected(self.stage, [(item.key, INTERNAL_ERROR, f"{item.locator}: {fault.detail}") for item, fault in faults])
+        insert_rows(log.con, "item_quarantine", [
+            {"stage": self.stage, "item_key": item.key, "asset_key": self.step.asset_key, "locator": item.locator,
+             "input_digest": item.digest, "code_version": self.step.code_version, "error_type": fault.error_type,
+             "detail": fault.detail, "traceback": fault.traceback, "activity_id": log.activity_id, "recorded_at": now}
+            for item, fault in faults
+        ], conflict="replace")
+        for item, fault in faults:
+            self.log.warning(f"{self.stage}: {item.locator}: internal_error, quarantined: {fault.detail}")
+
+    def _release(self, log: ActivityLog, keys: list[str]) -> None:
+        """An item that was quarantined has now been decided: its internal_error rejection and quarantine go."""
+        with registered(log.con, "_aesforge_released", pd.DataFrame({"item_key": keys})):
+            log.con.execute("DELETE FROM item_quarantine WHERE stage = ? AND item_key IN (SELECT item_key FROM _aesforge_released)",
+                            [self.stage])
+            log.con.execute("DELETE FROM rejection WHERE stage = ? AND reason_code = ? AND entity_id IN"
+                            " (SELECT item_key FROM _aesforge_released)", [self.stage, INTERNAL_ERROR])
+
+    def _count(self, item: Item[P], result: Outcome | _Fault) -> None:
+        if isinstance(result, Kept):
+            self.step.counts[result.count] += 1
+        elif isinstance(result, Rejected):
+            self.step.counts[f"rejected:{result.reason_code}"] += 1
+        else:
+            self.step.counts[f"rejected:{INTERNAL_ERROR}"] += 1
+
+    # -- quarantine lookup ---------------------------------------------------------------------------------
+    def _quarantined(self, chunk: Sequence[Item[P]]) -> tuple[set[str], set[str]]:
+        """(keys of ``chunk`` still quarantined under the same input and code: skipped; keys quarantined under
+        any input or code: released once they get an outcome)."""
+        keys = pd.DataFrame({"item_key": [item.key for item in chunk]})
+        with self.step.batch() as log, registered(log.con, "_aesforge_keys", keys):
+            rows = log.con.execute(
+                "SELECT item_key, input_digest, code_version FROM item_quarantine WHERE stage = ?"
+                " AND item_key IN (SELECT item_key FROM _aesforge_keys)", [self.stage]).fetchall()
+        known = {key: (digest, code) for key, digest, code in rows}
+        return {item.key for item in chunk if known.get(item.key) == (item.digest, self.step.code_version)}, set(known)
+
+
+def run_items(
+    step: Step,
+    stage: str,
+    items: Iterable[Item[P]],
+    process: Callable[[Item[P]], Outcome],
+    write: Callable[[ActivityLog, list[Done[P]]], None],
+    **options: Any,
+) -> ItemLoop[P]:
+    """Convenience: build an :class:`ItemLoop` and run it over ``items``; returns the loop (``stopped`` tells
+    whether the stage stopped early)."""
+    loop = ItemLoop(step, stage, process, write, **options)
+    loop.run(items)
+    return loop

@@ -1,0 +1,144 @@
+"""The item loop: batches, rejection rows, fault isolation, quarantine and its release, whole-step errors."""
+
+import errno
+
+import pytest
+
+from assets.item_loop import Item, Kept, Rejected, StepError, StopItems, run_items
+from assets.step import Step
+from warehouse.db import Warehouse, insert_rows
+from warehouse.lineage import start_activity
+
+
+def _step(wh: Warehouse, run: str, code_version: str = "t v1") -> Step:
+    with wh.transaction() as con:
+        log = start_activity(con, asset_key="t", partition_key=None, run_id=run, code_version=code_version,
+                             parameters={}, agents=())
+    return Step(wh, log.activity_id, "t", code_version)
+
+
+def _items(values, digest="d"):
+    return [Item(f"thing:{v}", f"input.csv#line={i + 2}", f"{digest}{v}", v) for i, v in enumerate(values)]
+
+
+def _process(item):
+    if item.payload == "boom":
+        raise ValueError("image (1, 1) is too small")
+    if item.payload.startswith("bad"):
+        return Rejected("too_small", f"{item.locator}: too small")
+    return Kept(item.payload.upper(), count="decoded")
+
+
+def _writer(stored):
+    def write(log, done):
+        stored.extend((d.item.payload, d.outcome.value) for d in done if d.kept)
+    return write
+
+
+@pytest.fixture
+def wh(tmp_path):
+    return Warehouse(tmp_path / "w.duckdb")
+
+
+def _rejections(wh):
+    return {r[0]: r[1:] for r in wh.query("SELECT entity_id, reason_code, detail FROM rejection ORDER BY 1").itertuples(index=False)}
+
+
+def test_an_exception_on_one_item_is_internal_error_and_the_rest_are_done(wh):
+    stored = []
+    step = _step(wh, "r1")
+    run_items(step, "decode", _items(["a", "boom", "bad1", "b"]), _process, _writer(stored), batch_size=2)
+    assert stored == [("a", "A"), ("b", "B")]
+    assert step.counts == {"decoded": 2, "rejected:internal_error": 1, "rejected:too_small": 1}
+    rejections = _rejections(wh)
+    code, detail = rejections["thing:boom"]
+    assert code == "internal_error"
+    assert "input.csv#line=3" in detail and "ValueError: image (1, 1) is too small" in detail
+    assert "test_item_loop._process" in detail and "traceback " in detail
+    assert rejections["thing:bad1"][0] == "too_small"
+    assert wh.scalar("SELECT count(*) FROM entity WHERE entity_id = 'thing:boom'") == 1
+    [row] = wh.query("SELECT stage, locator, error_type, traceback FROM item_quarantine").itertuples(index=False)
+    assert row[:3] == ("decode", "input.csv#line=3", "ValueError") and "_process" in row[3]
+
+
+def test_quarantined_item_is_skipped_until_its_input_or_code_changes(wh):
+    calls = []
+
+    def process(item):
+        calls.append(item.payload)
+        return _process(item)
+
+    run_items(_step(wh, "r1"), "decode", _items(["a", "boom"]), process, _writer([]))
+    calls.clear()
+    again = _step(wh, "r2")
+    run_items(again, "decode", _items(["boom"]), process, _writer([]))
+    assert calls == [] and again.counts == {"quarantined": 1}
+    run_items(_step(wh, "r3", code_version="t v2"), "decode", _items(["boom"]), process, _writer([]))
+    assert calls == ["boom"]
+    # a changed input that now succeeds releases the item: its internal_error and quarantine rows go
+    fixed = [Item("thing:boom", "input.csv#line=3", "new-digest", "fine")]
+    step = _step(wh, "r4", code_version="t v2")
+    run_items(step, "decode", fixed, process, _writer([]))
+    assert step.counts == {"decoded": 1}
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
+    assert "thing:boom" not in _rejections(wh)
+
+
+def test_a_writer_failure_isolates_the_item_it_failed_on(wh):
+    def write(log, done):
+        for d in done:
+            if d.item.payload == "c":
+                raise KeyError("no column c")
+            insert_rows(log.con, "agent", [{"agent_id": d.item.payload, "kind": "k", "name": "n"}])
+
+    step = _step(wh, "r1")
+    run_items(step, "decode", _items(["a", "b", "c", "d"]), _process, write, batch_size=4)
+    assert sorted(wh.query("SELECT agent_id FROM agent")["agent_id"]) == ["a", "b", "d"]
+    code, detail = _rejections(wh)["thing:c"]
+    assert code == "internal_error" and "while writing input.csv#line=4" in detail and "KeyError" in detail
+    assert step.counts == {"decoded": 3, "rejected:internal_error": 1}
+
+
+def test_whole_step_errors_escape(wh):
+    def full_disk(item):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError):
+        run_items(_step(wh, "r1"), "decode", _items(["a"]), full_disk, _writer([]))
+
+    def gone(item):
+        raise StepError("the input folder is gone")
+
+    with pytest.raises(StepError):
+        run_items(_step(wh, "r2"), "decode", _items(["a"]), gone, _writer([]))
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
+
+
+def test_stop_items_ends_cleanly_with_work_saved(wh):
+    stored = []
+
+    def budgeted(item):
+        if item.payload == "c":
+            raise StopItems("call budget spent")
+        return _process(item)
+
+    step = _step(wh, "r1")
+    loop = run_items(step, "chain", _items(["a", "b", "c", "d"]), budgeted, _writer(stored), batch_size=2)
+    assert stored == [("a", "A"), ("b", "B")] and loop.stopped == "call budget spent"
+    assert "call budget spent" in step.notes["chain_stopped"]
+
+
+def test_workers_keep_order_and_isolate(wh):
+    stored = []
+    run_items(_step(wh, "r1"), "decode", _items([f"x{i}" for i in range(20)] + ["boom"]), _process, _writer(stored),
+              batch_size=7, workers=4)
+    assert [p for p, _ in stored] == [f"x{i}" for i in range(20)]
+    assert _rejections(wh)["thing:boom"][0] == "internal_error"
+
+
+def test_retryable_rejections_are_marked(wh):
+    def transient(item):
+        return Rejected("http_503", "server busy", retryable=True)
+
+    run_items(_step(wh, "r1"), "fetch", _items(["a"]), transient, _writer([]))
+    assert wh.query("SELECT retryable FROM rejection")["retryable"].tolist() == [True]
