@@ -17,6 +17,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, TextIO, TypeVar
 
+from assets.lib.textfiles import read_lines
+
 T = TypeVar("T")
 
 MAX_SHOWN = 20  # problems spelled out in the message; the rest are counted (all stay in ``problems``)
@@ -124,15 +126,50 @@ class SheetReader:
             raise self.error(self.sheet, self.problems)
 
 
-def read_sheet_file(path: Path, parse: Callable[[TextIO, str], T], error: type[SheetError] = SheetError) -> T:
-    """Open a filled sheet as CSV UTF-8 (a spreadsheet's byte-order mark is fine) and ``parse`` it (given the stream
-    and the file's name, which its errors cite). A file that is
-    not UTF-8 text or not CSV raises ``error`` (the sheet kind's SheetError) naming the file, like any other problem
-    with the sheet, so every reader reports it the same way instead of failing with a decoding traceback."""
+class _SheetLines:
+    """The decodable lines of a sheet, for ``csv.reader``; a line that is not UTF-8 is replaced by an empty line (so
+    every later row keeps its number) and remembered as ``(row, detail)`` in ``bad_lines``."""
+
+    def __init__(self, path: Path) -> None:
+        self._lines = read_lines(path)
+        self.bad_lines: list[Problem] = []
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            if line.problem:
+                self.bad_lines.append((line.number, line.problem[1].split(": ", 1)[-1]))
+                yield "\n"
+            else:
+                yield line.text + "\n"
+
+
+def read_sheet_file(path: Path, parse: Callable[[TextIO, str], T], error: type[SheetError] = SheetError, *,
+                    bad_line: Callable[[int, str], None] | None = None) -> T:
+    """Read a filled sheet (CSV, UTF-8; a spreadsheet's byte-order mark and CRLF are fine) and ``parse`` it (given the
+    rows' stream and the file's name, which its errors cite).
+
+    Lines are decoded one at a time, so a line that is not UTF-8 (a latin-1 byte, binary garbage) is that row's
+    problem and every other row is still read and checked. For a sheet read whole or not at all, bad lines join
+    the sheet's problem list and ``error`` (the sheet kind's SheetError) is raised naming them with any others;
+    a sheet whose rows stand alone (a survey export) passes ``bad_line(row, detail)`` to keep each as its own
+    rejected row. A file that is not CSV at all raises ``error`` naming the file."""
+    lines = _SheetLines(path)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            return parse(stream, path.name)
-    except UnicodeDecodeError as exc:
-        raise error(path.name, [(None, f"not UTF-8 text (byte {exc.start}); save the sheet as CSV UTF-8")]) from exc
+        parsed = parse(lines, path.name)  # type: ignore[arg-type]
+    except SheetError as exc:
+        if lines.bad_lines and bad_line is None:
+            raise error(path.name, sorted([*lines.bad_lines, *exc.problems], key=lambda p: p[0] or 0)) from exc
+        _hand_over(lines.bad_lines, bad_line)
+        raise
     except csv.Error as exc:
         raise error(path.name, [(None, f"not readable as CSV: {exc}")]) from exc
+    if lines.bad_lines and bad_line is None:
+        raise error(path.name, lines.bad_lines)
+    _hand_over(lines.bad_lines, bad_line)
+    return parsed
+
+
+def _hand_over(bad_lines: list[Problem], bad_line: Callable[[int, str], None] | None) -> None:
+    if bad_line is not None:
+        for row, detail in bad_lines:
+            bad_line(row, detail)

@@ -91,7 +91,7 @@ def _decoded(number: int, raw: bytes, encoding: str) -> Line:
     except UnicodeDecodeError as exc:
         bad = raw[exc.start:exc.start + 4]
         return Line(number, None, (BAD_ENCODING, f"line {number}: byte {bad[:1].hex()} at column {exc.start + 1} is not"
-                                                 f" valid {encoding} (the line reads {raw[:60]!r}); save the file as {encoding}"))
+                                                 f" valid {encoding.upper()} (the line reads {raw[:60]!r}); save the file as {encoding.upper()}"))
 
 
 def _utf16_lines(handle: io.BufferedReader) -> Iterator[Line]:

@@ -153,12 +153,24 @@ def test_read_sheet_file_parses_utf8_with_a_byte_order_mark(tmp_path):
     assert sheets.read_sheet_file(path, _parse_rows, ToySheetError) == [(2, {"name": "Zoë", "answer": "yes"})]
 
 
-def test_read_sheet_file_reports_a_file_that_is_not_utf8_or_not_csv_as_the_sheet_kind(tmp_path):
+def test_read_sheet_file_names_each_line_that_is_not_utf8_and_reads_the_others(tmp_path):
     latin = tmp_path / "latin.csv"
-    latin.write_bytes("name,answer\nZo\xeb,yes\n".encode("latin-1"))
+    latin.write_bytes("name,answer\nZo\xeb,yes\nAda,no\nB\xf6rk,yes\nCy,maybe\n".encode("latin-1"))
     with pytest.raises(ToySheetError) as info:
         sheets.read_sheet_file(latin, _parse_rows, ToySheetError)
-    assert str(info.value) == "toy sheet latin.csv: not UTF-8 text (byte 14); save the sheet as CSV UTF-8"
+    assert [row for row, _ in info.value.problems] == [2, 4]
+    assert "row 2: byte eb at column 3 is not valid UTF-8" in str(info.value)
+
+    def strict(stream, name):  # the sheet's own check fails too: every problem is listed, in row order
+        rows = _parse_rows(stream, name)
+        raise ToySheetError(name, [(row, "answer must be yes or no") for row, cells in rows if cells["answer"] == "maybe"])
+
+    with pytest.raises(ToySheetError) as info:
+        sheets.read_sheet_file(latin, strict, ToySheetError)
+    assert [row for row, _ in info.value.problems] == [2, 4, 5]
+    kept_apart = []
+    rows = sheets.read_sheet_file(latin, _parse_rows, ToySheetError, bad_line=lambda row, detail: kept_apart.append(row))
+    assert [row for row, _ in rows] == [3, 5] and kept_apart == [2, 4]
     broken = tmp_path / "broken.csv"
     broken.write_text("name,answer\n" + "x" * 200_000 + ",yes\n", encoding="utf-8")  # beyond csv's field size limit
     with pytest.raises(ToySheetError, match="toy sheet broken.csv: not readable as CSV"):
