@@ -12,17 +12,27 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from dagster_aws.s3 import S3Resource
 
 from assets.context_settings import ContextSettings
 from assets.counterfactual_edits import CounterfactualSettings
 from assets.critique_canvas import CritiqueSettings
 from assets.design_settings import DesignSettings
+from assets.lib.perceptual import PerceptualParams
 from assets.lib.sources import is_url
 from assets.poetry_settings import PoetrySettings
 from assets.reddit_settings import PhotocritiqueSettings
-from assets.settings import PoolSettings
+from assets.settings import DedupConfig, PoolSettings
+from pipelines.config_check import (
+    ConfigError,
+    Problem,
+    construct,
+    duplicate_keys,
+    format_problems,
+    known_keys_only,
+    read_yaml,
+    unknown_key,
+)
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.http_fetcher import HttpFetcherResource
@@ -35,14 +45,29 @@ from resources.warehouse import WarehouseResource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CONFIG = REPO_ROOT / "config" / "sample.yaml"
-SECTIONS = {
-    "warehouse", "blob_store", "fetch", "clip", "pool", "photocritique", "reddit_archive_api", "reddit_api", "models", "critique",
-    "designs", "image_editor", "counterfactual", "poetry", "image_generators", "ocr", "context_canvas",
+SECTIONS: dict[str, tuple[str, type]] = {
+    # config section: (Dagster resource key, class whose fields are the section's keys)
+    "warehouse": ("warehouse", WarehouseResource),
+    "blob_store": ("blob_store", BlobStoreResource),
+    "fetch": ("http_fetcher", HttpFetcherResource),
+    "clip": ("clip", ClipEmbedderResource),
+    "pool": ("pool", PoolSettings),
+    "photocritique": ("photocritique", PhotocritiqueSettings),
+    "reddit_archive_api": ("reddit_archive_api", RedditArchiveApiResource),
+    "reddit_api": ("reddit_api", RedditApiResource),
+    "models": ("model_providers", ModelProvidersResource),
+    "critique": ("critique", CritiqueSettings),
+    "designs": ("designs", DesignSettings),
+    "image_editor": ("image_editor", ImageEditorResource),
+    "counterfactual": ("counterfactual", CounterfactualSettings),
+    "poetry": ("poetry", PoetrySettings),
+    "image_generators": ("image_generators", ImageGeneratorsResource),
+    "ocr": ("ocr", OcrResource),
+    "context_canvas": ("context_canvas", ContextSettings),
 }
-
-
-class ConfigError(ValueError):
-    pass
+SCHEMA_OVERRIDES = {(DedupConfig, "perceptual"): PerceptualParams}
+"""Free ``dict`` fields whose keys are the fields of a dataclass, so they are checked against it. The other
+free mapping, ``photocritique.url_rewrite`` (URL prefix -> folder or mirror), has keys of the user's choosing."""
 
 
 def config_path() -> Path:
@@ -54,17 +79,27 @@ def config_path() -> Path:
 
 
 def load_config(path: Path) -> dict[str, Any]:
-    """Read and path-resolve a config file; unknown sections are an error, not silently ignored."""
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    """Read, strictly check and path-resolve a config file.
+
+    Every key is checked against its section's class and every section is built once, so a file that
+    loads also builds its resources; otherwise ``ConfigError`` lists every problem, one line each.
+    """
+    raw, node = read_yaml(path)
+    raw = {} if raw is None else raw
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of sections")
-    unknown = set(raw) - SECTIONS
-    if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; expected some of {sorted(SECTIONS)}")
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, not a {type(raw).__name__}")
+    problems = list(duplicate_keys(node))
+    config: dict[str, Any] = {section: {} for section in SECTIONS}
+    for section, values in raw.items():
+        if section not in SECTIONS:
+            problems.append(unknown_key((), section, SECTIONS, noun="section"))
+            continue
+        config[section], unknown = known_keys_only({} if values is None else values, SECTIONS[section][1], (section,),
+                                                   SCHEMA_OVERRIDES)
+        problems += unknown + _resource(section, config[section])[1]
+    if problems:
+        raise ConfigError(format_problems(path, node, problems))
     base = path.parent
-    config = {section: dict(raw.get(section) or {}) for section in SECTIONS}
 
     def resolve(value: str) -> str:
         return str((base / Path(value).expanduser()).resolve())
@@ -120,29 +155,22 @@ def load_config(path: Path) -> dict[str, Any]:
     return config
 
 
+def _resource(section: str, values: Any) -> tuple[Any, list[Problem]]:
+    """The section's resource, or None and its problems; the nested ``s3`` resource is built as its own."""
+    cls = SECTIONS[section][1]
+    if cls is not BlobStoreResource or not isinstance(values, dict):
+        return construct(cls, values, (section,))
+    values = dict(values)
+    s3, problems = construct(S3Resource, values.pop("s3", None) or {}, (section, "s3"))
+    return (None, problems) if problems else construct(cls, values, (section,), s3=s3)
+
+
 def build_resources(config: dict[str, Any]) -> dict[str, Any]:
-    """Dagster resources for every section of the config."""
-    blob = dict(config["blob_store"])
-    s3 = blob.pop("s3", None) or {}
-    try:
-        return {
-            "warehouse": WarehouseResource(**config["warehouse"]),
-            "blob_store": BlobStoreResource(**blob, s3=S3Resource(**s3)),
-            "http_fetcher": HttpFetcherResource(**config["fetch"]),
-            "clip": ClipEmbedderResource(**config["clip"]),
-            "pool": PoolSettings(**config["pool"]),
-            "photocritique": PhotocritiqueSettings(**config["photocritique"]),
-            "reddit_archive_api": RedditArchiveApiResource(**config["reddit_archive_api"]),
-            "reddit_api": RedditApiResource(**config["reddit_api"]),
-            "model_providers": ModelProvidersResource(**config["models"]),
-            "critique": CritiqueSettings(**config["critique"]),
-            "designs": DesignSettings(**config["designs"]),
-            "image_editor": ImageEditorResource(**config["image_editor"]),
-            "counterfactual": CounterfactualSettings(**config["counterfactual"]),
-            "poetry": PoetrySettings(**config["poetry"]),
-            "image_generators": ImageGeneratorsResource(**config["image_generators"]),
-            "ocr": OcrResource(**config["ocr"]),
-            "context_canvas": ContextSettings(**config["context_canvas"]),
-        }
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"invalid configuration: {exc}") from exc
+    """Dagster resources for every section of a config from ``load_config``."""
+    resources, problems = {}, []
+    for section, (key, _) in SECTIONS.items():
+        resources[key], invalid = _resource(section, config[section])
+        problems += invalid
+    if problems:
+        raise ConfigError("\n".join(f"invalid configuration: {problem.message}" for problem in problems))
+    return resources
