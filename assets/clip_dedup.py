@@ -6,6 +6,7 @@ not run and why, and the rest of the pool is built from exact and perceptual evi
 
 import io
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -13,15 +14,19 @@ from PIL import Image
 
 from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
-from assets.lib.iteration import batched
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.lib.near_duplicates import similar_pairs
+from assets.normalization import read_blob
 from assets.settings import PoolSettings
 from assets.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse, insert_rows
-from warehouse.lineage import Agent
+from warehouse.lineage import ActivityLog, Agent
+
+if TYPE_CHECKING:
+    from assets.lib.clip_embedding import ClipEmbedder
 
 CLIP_METHOD = "clip"
 SEARCH_BLOCK = 8192  # rows per similarity block: an 8192 x 8192 float32 score block is 256 MiB at most
@@ -34,15 +39,19 @@ def _stream_embeddings(wh: Warehouse, where: str, params: list) -> Iterator[tupl
         yield list(page["image_id"]), np.stack(page["embedding"]).astype(np.float32)
 
 
-def _load_images(store: BlobStore, normalized_shas: list[str]) -> Iterator[Image.Image]:
-    for sha in normalized_shas:
-        with Image.open(io.BytesIO(store.get_bytes(sha))) as image:
-            yield image.convert("RGB")
+def prepare_image(store: BlobStore, embedder: "ClipEmbedder", item: Item[str]) -> Kept | Rejected:
+    """Read one normalised image (``item.payload`` is its sha256) and prepare it for the model; the embedding
+    itself is made per batch, outside the warehouse transaction (the loop's ``finish``)."""
+    data = read_blob(store, item)
+    if isinstance(data, Rejected):
+        return data
+    with Image.open(io.BytesIO(data)) as image:
+        return Kept(embedder.prepare(image.convert("RGB")), count="embedded")
 
 
 @asset(
     group_name="image_pool",
-    code_version="1",
+    code_version="2",
     deps=[pool_candidates],
     description="CLIP embeddings of eligible images and the image pairs whose cosine similarity reaches the threshold.",
 )
@@ -76,28 +85,34 @@ def clip_duplicates(
             log.associate(model, "embedding model")
         step.notes.update({"clip_pass": "ran", "model_key": embedder.model_key, "device": embedder.device})
         store = blob_store.get_store()
-        # Phase 1: embed every eligible image that has no embedding for this model yet (resumable per batch).
+        # Phase 1: embed every eligible image that has no embedding for this model yet. Images are read and prepared
+        # one by one (a failing one is that image's outcome) and go through the model a batch at a time; should the
+        # model fail on a batch, the loop embeds its images one by one, so only the image it fails on is lost.
         to_embed = wh.query(
-            "SELECT DISTINCT c.image_id, i.normalized_sha256 FROM pool_candidate c JOIN image i USING (image_id)"
+            "SELECT DISTINCT c.image_id, i.normalized_sha256, i.normalized_uri FROM pool_candidate c JOIN image i USING (image_id)"
             " WHERE c.eligible AND NOT EXISTS (SELECT 1 FROM clip_embedding e"
             "   WHERE e.image_id = c.image_id AND e.model_key = ?) ORDER BY c.image_id",
             [embedder.model_key],
         )
         step.counts["images_to_embed"] = len(to_embed)
-        for chunk in batched(to_embed.itertuples(index=False), pool.batch_size):
-            ids = [row.image_id for row in chunk]
-            embeddings = embedder.embed_images(_load_images(store, [row.normalized_sha256 for row in chunk]))
-            with step.batch() as log:
-                log.used(ids, "image")
-                insert_rows(
-                    log.con,
-                    "clip_embedding",
-                    [
-                        {"image_id": i, "model_key": embedder.model_key, "embedding": e, "activity_id": log.activity_id}
-                        for i, e in zip(ids, embeddings)
-                    ],
-                )
-            step.counts["embedded"] += len(ids)
+        items = (Item(row.image_id, row.normalized_uri, row.normalized_sha256, row.normalized_sha256)
+                 for row in to_embed.itertuples(index=False))
+
+        def embed(kept: list[Done[str]]) -> list[Kept]:
+            return [Kept(e, count="embedded") for e in embedder.embed_prepared([d.outcome.value for d in kept])]
+
+        def write(log: ActivityLog, done: list[Done[str]]) -> None:
+            kept = [d for d in done if d.kept]
+            log.used((d.item.key for d in kept), "image")
+            insert_rows(log.con, "clip_embedding", [
+                {"image_id": d.item.key, "model_key": embedder.model_key, "embedding": d.outcome.value,
+                 "activity_id": log.activity_id}
+                for d in kept
+            ])
+            log.unrejected(scan, [d.item.key for d in kept])
+
+        run_items(step, scan, items, lambda item: prepare_image(store, embedder, item), write,
+                  batch_size=embedder.batch_size, workers=embedder.preprocess_threads, finish=embed)
         # Phase 2: compare embedded-but-unscanned images, a large block at a time, with everything scanned
         # before (streamed), so stored embeddings are read once per block rather than once per batch.
         this_model = "e.model_key = ? AND e.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"

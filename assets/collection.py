@@ -1,25 +1,38 @@
 """Collection: provenance records from manifests and folders, then the bytes behind each record."""
 
 import json
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from functools import partial
+from itertools import chain
 from pathlib import Path
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
-from assets.lib.fetching import FetchResult
+from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Outcome, Rejected, run_items
+from assets.lib.fetching import GAVE_UP, FailedRun, FetchResult, HttpFetcher, give_up_detail, interleave_by_host
 from assets.lib.iteration import batched
-from assets.lib.sources import FolderDefaults, SourceRow, read_manifest, scan_folder
+from assets.lib.sources import (
+    UNREADABLE_FILE,
+    FolderDefaults,
+    FolderEntry,
+    ManifestRow,
+    SourceRow,
+    folder_row,
+    read_manifest,
+    scan_folder,
+    source_row,
+)
 from assets.settings import PoolSettings
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import Warehouse, insert_rows, registered
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity, utcnow
+from warehouse.redaction import redact_text
 
 SOURCE_STAGE = "source"
 FETCH_STAGE = "fetch"
@@ -47,7 +60,7 @@ def _remember_files(log: ActivityLog, files: list[tuple[str, int, int, str]]) ->
 
 def write_source_records(
     log: ActivityLog, rows: list[SourceRow], used_entity: str, relation: str = "listed_in"
-) -> tuple[int, int]:
+) -> None:
     """Store records (valid or not) as entities generated here; rejected rows keep their reason.
 
     This is the pool's published entry point: other stages that find images (e.g. Reddit posts)
@@ -84,15 +97,14 @@ def write_source_records(
             for rid, r in unique.items()
         ],
     )
-    problems = [(rid, r.problem[0], r.problem[1]) for rid, r in unique.items() if r.problem]
-    log.rejected(SOURCE_STAGE, problems)
-    return len(unique), len(problems)
+    log.rejected(SOURCE_STAGE, [(rid, r.problem[0], r.problem[1]) for rid, r in unique.items() if r.problem])
 
 
 @asset(
     group_name="image_pool",
-    code_version="1",
-    description="One provenance record per manifest row and per folder image; invalid rows are kept with a reason.",
+    code_version="2",
+    description="One provenance record per manifest row and per folder image; invalid rows, and manifests that cannot"
+    " be read at all, are kept with a reason.",
 )
 def source_records(
     context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
@@ -105,10 +117,10 @@ def source_records(
     with recorded_step(context, wh, params) as step:
         for manifest in map(Path, pool.manifests):
             if manifest.is_file():
-                _collect_manifest(context, step, manifest, pool.batch_size)
+                _collect_manifest(step, manifest, pool.batch_size)
         for folder in pool.folders:
             if Path(folder.path).is_dir():
-                _collect_folder(step, folder.path, folder.defaults(), pool.batch_size)
+                _collect_folder(step, Path(folder.path).resolve(), folder.defaults(), pool.batch_size)
         if missing:
             step.notes["missing_sources"] = missing
             raise Failure(
@@ -118,61 +130,108 @@ def source_records(
     return MaterializeResult(metadata=step.summary())
 
 
-def _collect_manifest(context: AssetExecutionContext, step: Step, manifest: Path, batch_size: int) -> None:
-    path = str(manifest.resolve())
-    stat = manifest.stat()
-    known = _file_state(step, [path]).get(path)
+def _source_outcome(row: SourceRow) -> Outcome:
+    if row.problem:
+        return Rejected(row.problem[0], row.problem[1], value=row)
+    return Kept(row, count="records")
+
+
+def _manifest_outcome(item: Item[ManifestRow]) -> Outcome:
+    """The per-item function for manifest rows: parse and validate one line."""
+    return _source_outcome(source_row(item.payload))
+
+
+def _folder_outcome(root: Path, defaults: FolderDefaults, item: Item[FolderEntry]) -> Outcome:
+    """The per-item function for folder files: hash one file and give it the folder's provenance."""
+    return _source_outcome(folder_row(root, item.payload, defaults))
+
+
+def _collect_manifest(step: Step, manifest: Path, batch_size: int) -> None:
+    """Read a new or changed manifest line by line through the item loop; a manifest that cannot be read at
+    all (unreadable, empty, no usable header, not text) is rejected as a whole and the next one is read."""
+    path = manifest.resolve()
+    stat = path.stat()
+    known = _file_state(step, [str(path)]).get(str(path))
     if known and known[:2] == (stat.st_size, stat.st_mtime_ns):
         step.counts["manifests_unchanged"] += 1
         return
-    sha = sha256_file(manifest)
-    manifest_entity = entity_id("input_file", sha)
+    try:
+        sha = sha256_file(path)
+    except OSError as exc:
+        step.reject_input(SOURCE_STAGE, "input_file", path, digest_of(str(path)), UNREADABLE_FILE,
+                          f"{path}: cannot be read ({exc.strerror or exc})")
+        return
     if known and known[2] == sha:
         step.counts["manifests_unchanged"] += 1
     else:
-        with step.batch() as log:
-            log.entities([Entity(manifest_entity, "input_file", sha, {"path": path})])
-            log.used([manifest_entity], "manifest")
-        for rows in batched(read_manifest(manifest), batch_size):
-            with step.batch() as log:
-                stored, rejected = write_source_records(log, rows, manifest_entity)
-            step.counts["records"] += stored
-            step.counts["records_rejected"] += rejected
-        context.log.info(f"read manifest {path}")
+        rows = read_manifest(path)
+        first = next(rows)
+        if first.file_level:
+            step.reject_input(SOURCE_STAGE, "input_file", path, sha, first.problem[0], f"{path}: {first.problem[1]}")
+        else:
+            listed_in = Entity(entity_id("input_file", sha), "input_file", sha, {"path": str(path)})
+            items = (Item(entity_id("source_row", digest_of([row.manifest, row.line])), row.locator, row.digest, row)
+                     for row in chain([first], rows))
+            run_items(step, SOURCE_STAGE, items, _manifest_outcome, partial(_write_records, listed_in, "manifest"),
+                      batch_size=batch_size, record_rejections=False)
+            step.log.info(f"read manifest {path}")
     with step.batch() as log:
-        _remember_files(log, [(path, stat.st_size, stat.st_mtime_ns, sha)])
+        _remember_files(log, [(str(path), stat.st_size, stat.st_mtime_ns, sha)])
 
 
-def _collect_folder(step: Step, folder: str, defaults: FolderDefaults, batch_size: int) -> None:
-    root = Path(folder).resolve()
-    folder_entity = entity_id("source_folder", digest_of(str(root)))
-    for chunk in batched(scan_folder(root, defaults), batch_size):
-        states = _file_state(step, [str(p) for p, _ in chunk])
-        rows, seen = [], []
-        for path, row in chunk:
-            stat = path.stat()
-            known = states.get(str(path))
-            if known and known[:2] == (stat.st_size, stat.st_mtime_ns):
-                step.counts["folder_files_unchanged"] += 1
-                continue
-            sha = sha256_file(path)
-            rows.append(SourceRow(**{**row.__dict__, "content_sha256": sha}))
-            seen.append((str(path), stat.st_size, stat.st_mtime_ns, sha))
-        if rows:
-            with step.batch() as log:
-                log.entities([Entity(folder_entity, "source_folder", attributes={"path": str(root)})])
-                log.used([folder_entity], "folder")
-                stored, rejected = write_source_records(log, rows, folder_entity)
-                _remember_files(log, seen)
-            step.counts["records"] += stored
-            step.counts["records_rejected"] += rejected
+def _collect_folder(step: Step, root: Path, defaults: FolderDefaults, batch_size: int) -> None:
+    """Record every new or changed image-named entry of a folder through the item loop (unchanged files, by size
+    and mtime, are skipped)."""
+
+    def items() -> Iterator[Item[FolderEntry]]:
+        for chunk in batched(scan_folder(root), batch_size):
+            states = _file_state(step, [str(entry.path) for entry in chunk])
+            for entry in chunk:
+                known = states.get(str(entry.path))
+                if entry.fingerprint and known and known[:2] == entry.fingerprint:
+                    step.counts["folder_files_unchanged"] += 1
+                    continue
+                yield Item(entity_id("source_file", digest_of(str(entry.path))), str(entry.path),
+                           digest_of([entry.fingerprint, entry.error]), entry)
+
+    listed_in = Entity(entity_id("source_folder", digest_of(str(root))), "source_folder", attributes={"path": str(root)})
+    run_items(step, SOURCE_STAGE, items(), partial(_folder_outcome, root, defaults),
+              partial(_write_records, listed_in, "folder"), batch_size=batch_size, record_rejections=False)
+
+
+def _write_records(listed_in: Entity, role: str, log: ActivityLog, done: list[Done]) -> None:
+    """Store a batch of source rows as listed in their manifest or folder (rejections are written with them, on
+    the records); for a folder, also the state of the files read, so that unchanged files are skipped next time."""
+    log.entities([listed_in])
+    log.used([listed_in.entity_id], role)
+    if role == "folder":
+        _remember_files(log, [(str(d.item.payload.path), *d.item.payload.fingerprint, d.outcome.value.content_sha256 or "")
+                              for d in done if d.item.payload.fingerprint])
+    write_source_records(log, [d.outcome.value for d in done], listed_in.entity_id)
+
+
+@dataclass(frozen=True)
+class PendingLocator:
+    """One locator to fetch: the records that share it (they share the fetch) and the earlier runs in which it
+    failed transiently, not yet cleared (they count towards ``fetch.max_attempt_runs``)."""
+
+    record_ids: tuple[str, ...]
+    failed_runs: tuple[FailedRun, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one fetch produced, kept or not: the result (without its bytes, which are in the blob store)."""
+
+    result: FetchResult
+    blob: BlobRef | None = None
 
 
 @asset(
     group_name="image_pool",
-    code_version="1",
+    code_version="2",
     deps=[source_records, AssetKey("reddit_post_images")],
-    description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged.",
+    description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged; a locator failing transiently in fetch.max_attempt_runs runs is given up.",
 )
 def fetched_files(
     context: AssetExecutionContext,
@@ -186,59 +245,94 @@ def fetched_files(
     fetcher = http_fetcher.get_fetcher()
     params = {"fetch": http_fetcher.model_dump()}
     with recorded_step(context, wh, params) as step:
-        pending = wh.query(
-            "SELECT r.record_id, r.locator FROM source_record r"
-            " WHERE NOT EXISTS (SELECT 1 FROM record_file f WHERE f.record_id = r.record_id)"
-            " AND NOT EXISTS (SELECT 1 FROM rejection j WHERE j.entity_id = r.record_id"
-            "   AND (j.stage = 'source' OR (j.stage = 'fetch' AND NOT j.retryable)))"
-            " ORDER BY r.record_id"
-        )
-        records_by_locator: dict[str, list[str]] = defaultdict(list)
-        for record_id, locator in pending.itertuples(index=False):
-            records_by_locator[locator].append(record_id)
-        step.counts["locators_pending"] = len(records_by_locator)
-        for results in batched(_stored(fetcher.fetch_many(records_by_locator), store), pool.batch_size):
-            blobs = {r.locator: blob for r, blob in results if blob is not None}
-            results = [r for r, _ in results]
-            with step.batch() as log:
-                _write_fetches(log, results, blobs, records_by_locator)
-            for result in results:
-                step.counts["fetched" if result.ok else f"failed:{result.reason_code}"] += 1
+        pending = _pending_locators(step)
+        step.counts["locators_pending"] = len(pending)
+        run_items(step, FETCH_STAGE, pending, partial(_fetch_locator, fetcher, store, http_fetcher.max_attempt_runs),
+                  _write_fetches, batch_size=pool.batch_size, workers=fetcher.max_workers, record_rejections=False)
         context.log.info(f"fetch summary: {dict(step.counts)}")
     return MaterializeResult(metadata=step.summary())
 
 
-def _stored(results: Iterable[FetchResult], store: BlobStore) -> Iterator[tuple[FetchResult, BlobRef | None]]:
-    """Put each body in the blob store as it arrives and let go of the bytes, so memory stays flat."""
-    for result in results:
-        if result.ok:
-            yield replace(result, data=None), store.put_bytes(result.data)
-        else:
-            yield result, None
+def _pending_locators(step: Step) -> list[Item[PendingLocator]]:
+    """One item per locator whose records are neither fetched nor rejected for good, ordered round-robin across
+    hosts. A record quarantined as ``internal_error`` stays listed: the loop skips it until the code changes."""
+    with step.batch() as log:
+        pending = log.con.execute(
+            "SELECT r.record_id, r.locator FROM source_record r"
+            " WHERE NOT EXISTS (SELECT 1 FROM record_file f WHERE f.record_id = r.record_id)"
+            " AND NOT EXISTS (SELECT 1 FROM rejection j WHERE j.entity_id = r.record_id AND (j.stage = ?"
+            "   OR (j.stage = ? AND NOT j.retryable AND j.reason_code <> ?)))"
+            " ORDER BY r.record_id", [SOURCE_STAGE, FETCH_STAGE, INTERNAL_ERROR]).fetchall()
+        records: dict[str, list[str]] = {}
+        for record_id, locator in pending:
+            records.setdefault(locator, []).append(record_id)
+        with registered(log.con, "_aesforge_pending", pd.DataFrame({"locator": list(records)}, dtype=object)):
+            failed = log.con.execute(
+                "SELECT locator, started_at, reason_code, detail, n_attempts, duration_ms FROM fetch_failed_run"
+                " WHERE cleared_at IS NULL AND locator IN (SELECT locator FROM _aesforge_pending)"
+                " ORDER BY locator, started_at").fetchall()
+    runs: dict[str, list[FailedRun]] = {}
+    for locator, *run in failed:
+        runs.setdefault(locator, []).append(FailedRun(*run))
+    return [
+        Item(records[locator][0], locator, digest_of(locator),
+             PendingLocator(tuple(records[locator]), tuple(runs.get(locator, ()))), also=tuple(records[locator][1:]))
+        for locator in interleave_by_host(records)
+    ]
 
 
-def _write_fetches(log: ActivityLog, results, blobs, records_by_locator: dict[str, list[str]]) -> None:
-    attempts, files, links, failures, retryable_failures, succeeded = [], {}, [], [], [], []
-    for result in results:
-        record_ids = records_by_locator[result.locator]
-        for record_id in record_ids:
-            attempts.extend(
-                {
-                    "record_id": record_id,
-                    "activity_id": log.activity_id,
-                    "attempt": a.attempt,
-                    "url": a.url,
-                    "status_code": a.status_code,
-                    "n_bytes": a.n_bytes,
-                    "sha256": a.sha256,
-                    "duration_ms": a.duration_ms,
-                    "error": a.error,
-                    "started_at": a.started_at,
-                }
-                for a in result.attempts
-            )
-        if result.ok:
-            blob = blobs[result.locator]
+def _fetch_locator(fetcher: HttpFetcher, store: BlobStore, max_attempt_runs: int, item: Item[PendingLocator]) -> Outcome:
+    """Fetch one locator and put its bytes in the blob store; a transient failure in the
+    ``max_attempt_runs``-th run is ``gave_up``, listing every run's reason."""
+    result = fetcher.fetch(item.locator)
+    if result.ok:
+        return Kept(Fetched(replace(result, data=None), store.put_bytes(result.data)), count="fetched")
+    fetched = Fetched(result)
+    if not result.transient:
+        return Rejected(result.reason_code, result.detail, value=fetched)
+    given_up = give_up_detail([*item.payload.failed_runs, FailedRun.of(result)], max_attempt_runs)
+    if given_up is not None:
+        return Rejected(GAVE_UP, given_up, value=fetched)
+    return Rejected(result.reason_code, result.detail, retryable=True, value=fetched)
+
+
+def retry_gave_up(wh: Warehouse) -> int:
+    """Make every record the fetch stage gave up on pending again, with a fresh ``max_attempt_runs`` (the runs
+    that led to it stay in ``fetch_failed_run`` as history); returns how many records."""
+    with wh.transaction() as con:
+        given_up = "SELECT entity_id FROM rejection WHERE stage = ? AND reason_code = ?"
+        (n,) = con.execute(f"SELECT count(*) FROM ({given_up})", [FETCH_STAGE, GAVE_UP]).fetchone()
+        con.execute(
+            "UPDATE fetch_failed_run SET cleared_at = ?, cleared_by = 'retry' WHERE cleared_at IS NULL AND locator IN"
+            f" (SELECT locator FROM source_record WHERE record_id IN ({given_up}))", [utcnow(), FETCH_STAGE, GAVE_UP])
+        con.execute("DELETE FROM rejection WHERE stage = ? AND reason_code = ?", [FETCH_STAGE, GAVE_UP])
+    return n
+
+
+def _write_fetches(log: ActivityLog, done: list[Done[PendingLocator]]) -> None:
+    attempts, files, links, failures, retryable_failures, succeeded, failed_runs = [], {}, [], [], [], [], []
+    decided: dict[str, list[str]] = {"fetched": [], "rejected": []}  # locators whose failed runs no longer count
+    for one in done:
+        record_ids, fetched = one.item.payload.record_ids, one.outcome.value
+        result = fetched.result
+        attempts.extend(
+            {
+                "record_id": record_id,
+                "activity_id": log.activity_id,
+                "attempt": a.attempt,
+                "url": a.url,
+                "status_code": a.status_code,
+                "n_bytes": a.n_bytes,
+                "sha256": a.sha256,
+                "duration_ms": a.duration_ms,
+                "error": a.error,
+                "started_at": a.started_at,
+            }
+            for record_id in record_ids
+            for a in result.attempts
+        )
+        if one.kept:
+            blob = fetched.blob
             files[blob.sha256] = {
                 "sha256": blob.sha256,
                 "n_bytes": blob.size,
@@ -247,9 +341,20 @@ def _write_fetches(log: ActivityLog, results, blobs, records_by_locator: dict[st
             }
             links.extend((record_id, blob.sha256) for record_id in record_ids)
             succeeded.extend(record_ids)
-        else:
-            target = retryable_failures if result.transient else failures
-            target.extend((rid, result.reason_code, result.detail) for rid in record_ids)
+            if one.item.payload.failed_runs:
+                decided["fetched"].append(one.item.locator)
+            continue
+        target = retryable_failures if one.outcome.retryable else failures
+        target.extend((rid, one.outcome.reason_code, one.outcome.detail) for rid in record_ids)
+        if result.transient:
+            run = FailedRun.of(result)
+            failed_runs.append({
+                "locator": one.item.locator, "activity_id": log.activity_id, "reason_code": run.reason_code,
+                "detail": None if run.detail is None else redact_text(run.detail), "n_attempts": run.n_attempts,
+                "duration_ms": run.duration_ms, "started_at": run.started_at,
+            })
+        elif one.item.payload.failed_runs:
+            decided["rejected"].append(one.item.locator)
     insert_rows(log.con, "fetch_attempt", attempts)
     insert_rows(log.con, "file_blob", list(files.values()))
     file_entities = {sha: entity_id("file", sha) for sha in files}
@@ -268,3 +373,10 @@ def _write_fetches(log: ActivityLog, results, blobs, records_by_locator: dict[st
     log.rejected(FETCH_STAGE, failures)
     log.rejected(FETCH_STAGE, retryable_failures, retryable=True)
     log.unrejected(FETCH_STAGE, succeeded)
+    insert_rows(log.con, "fetch_failed_run", failed_runs)
+    for cleared_by, locators in decided.items():
+        if locators:
+            with registered(log.con, "_aesforge_cleared", pd.DataFrame({"locator": locators}, dtype=object)):
+                log.con.execute(
+                    "UPDATE fetch_failed_run SET cleared_at = ?, cleared_by = ? WHERE cleared_at IS NULL"
+                    " AND locator IN (SELECT locator FROM _aesforge_cleared)", [utcnow(), cleared_by])

@@ -1,31 +1,38 @@
 """Expert-authored contextual-suitability cases (ContextCanvas, S2.1.3) into the warehouse.
 
-Parsing and validation live in assets/lib/context_cases.py. Each case file is read once per content hash. A
-case's images are copied into the blob store and linked to the pool item with the same bytes when the pool holds
-one (ContextCanvas is drawn from the shared pool); a case whose image cannot be read is rejected with its locator,
-like any malformed record. A probe model's answer is stored apart, for diagnostics only.
+Parsing and validation live in assets/lib/context_cases.py. Each case file is read once per content hash, record
+by record through the item loop, so an unexpected error on one record (or its images) is that record's
+``internal_error`` and the others are read. A case's images are copied into the blob store and linked to the pool
+item with the same bytes when the pool holds one (ContextCanvas is drawn from the shared pool); a case whose image
+cannot be read is rejected with its locator, like any malformed record. A file that cannot be read at all is kept
+as a rejected ``case_source``; the step warns and reads the other files. A probe model's answer is stored apart,
+for diagnostics only.
 """
 
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
 from assets.context_settings import ContextSettings
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.contact_sheet import contact_sheet
-from assets.lib.context_cases import CaseError, ContextCase, read_cases
+from assets.lib.context_cases import CaseError, ContextCase, case_from_record, case_records
 from assets.pool import image_pool
-from assets.step import recorded_step
-from resources.blob_store import BlobStoreResource
+from assets.step import Step, recorded_step
+from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
-from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity
+from warehouse.db import Warehouse, insert_rows
+from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
+from warehouse.lineage import ActivityLog, Entity
 
 CASE_STAGE = "context_cases"
 POOL_PREFIX = "pool:"
+_CASE_TABLES = ("context_case", "context_case_image", "context_case_probe", "context_contact_sheet")
 
 
 @asset(
@@ -40,7 +47,6 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
     with recorded_step(context, wh, {"cases": context_canvas.cases}) as step:
-        unreadable = []
         for path in map(Path, context_canvas.cases):
             if not path.is_file():
                 raise Failure(description=f"case file not found: {path}")
@@ -48,85 +54,97 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
             if step.read_before(path, sha):
                 step.counts["files_unchanged"] += 1
                 continue
+            records = case_records(path)
             try:
-                reads = list(read_cases(path))
+                first = list(itertools.islice(records, 1))  # a whole-file problem shows before the first record
             except CaseError as exc:
                 step.reject_input(CASE_STAGE, "case_source", path, sha, exc.reason_code, str(exc))
-                unreadable.append(str(exc))
+                with step.batch() as log:
+                    step.remember_read(log, path, sha)
+                step.notes.setdefault("unreadable_files", []).append(str(exc))
+                context.log.warning(f"{exc}; the file is rejected and the other case files are read")
                 continue
-            source = entity_id("case_source", sha)
-            cases, images, rejected = [], [], []
-            for read in reads:
-                if not isinstance(read, ContextCase):
-                    rejected.append((_where(path, read.locator), read.reason_code, read.detail))
-                    continue
-                read = replace(read, locator=_where(path, read.locator))
-                stored, problem = [], None
-                for position, (reference, rights) in enumerate(zip(read.images, read.rights)):
-                    found = _image(log_wh=wh, store=store, base=path.parent, reference=reference)
-                    if isinstance(found, str):
-                        problem = f"image {position + 1} ({reference}): {found}"
-                        break
-                    stored.append({"case_id": read.case_id, "position": position, "reference": reference,
-                                   "image_sha256": found[0], "image_uri": found[1], "pool_item_id": found[2],
-                                   "rights": json.dumps(rights.to_dict(), sort_keys=True)})
-                if problem:
-                    rejected.append((read.locator, "image_unreadable", problem))
-                    continue
-                cases.append(read)
-                images.extend(stored)
-            with step.batch() as log:
-                log.entities([Entity(source, "case_source", sha, {"path": str(path)})])
-                log.used([source], "case_source")
-                entities = {c.case_id: entity_id("context_case", c.case_key) for c in cases}
-                log.entities(Entity(entities[c.case_id], "context_case", c.case_key, {"case_id": c.case_id, "locator": c.locator})
-                             for c in cases)
-                log.generated(entities.values())
-                log.derived((entities[c.case_id], source, "read_from") for c in cases)
-                loose = [i for i in images if not i["pool_item_id"]]  # images the pool does not hold: their bytes are the entity
-                log.entities(Entity(entity_id("file", i["image_sha256"]), "file", i["image_sha256"], {"reference": i["reference"]})
-                             for i in loose)
-                log.derived((entities[i["case_id"]], i["pool_item_id"] or entity_id("file", i["image_sha256"]), "shows")
-                            for i in images)
-                # A re-read file replaces everything its earlier version stored: a case it no longer holds (or holds
-                # in a form now rejected) is gone, and a record rejected before but valid now loses its rejection.
-                earlier = [r[0] for r in log.con.execute("SELECT case_id FROM context_case WHERE starts_with(locator, ?)",
-                                                         [f"{path}#"]).fetchall()]
-                ids = sorted({c.case_id for c in cases} | set(earlier))
-                for table in ("context_case", "context_case_image", "context_case_probe", "context_contact_sheet"):
-                    log.con.execute(f"DELETE FROM {table} WHERE case_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
-                log.con.execute("DELETE FROM context_case_read WHERE starts_with(locator, ?)", [f"{path}#"])
-                log.unrejected(CASE_STAGE, [_record_id(c.locator) for c in cases])
-                insert_rows(log.con, "context_case", [{
-                    "case_id": c.case_id, "evaluation_id": c.evaluation_id, "entity_id": entities[c.case_id],
-                    "case_key": c.case_key, "record": json.dumps(_record(c), sort_keys=True, ensure_ascii=False),
-                    "n_images": len(c.images), "n_options": len(c.options), "gold": c.gold, "locator": c.locator,
-                    "activity_id": log.activity_id} for c in cases])
-                insert_rows(log.con, "context_case_image", images)
-                sheets = _contact_sheets(store, cases, images, context_canvas.contact_sheet_height)
-                insert_rows(log.con, "context_contact_sheet", [{**r, "activity_id": log.activity_id} for r in sheets])
-                log.entities(Entity(entity_id("contact_sheet", r["sha256"]), "contact_sheet", r["sha256"], {"case_id": r["case_id"]})
-                             for r in sheets)
-                log.generated(entity_id("contact_sheet", r["sha256"]) for r in sheets)
-                log.derived((entity_id("contact_sheet", r["sha256"]), entities[r["case_id"]], "side_by_side_of") for r in sheets)
-                insert_rows(log.con, "context_case_probe", [
-                    {"case_id": c.case_id, "model": c.probe.model, "answer": c.probe.answer, "note": c.probe.note,
-                     "activity_id": log.activity_id} for c in cases if c.probe is not None])
-                reads_rows = [{"locator": c.locator, "file_sha256": sha, "case_id": c.case_id, "reason_code": None,
-                               "detail": None, "activity_id": log.activity_id} for c in cases]
-                reads_rows += [{"locator": loc, "file_sha256": sha, "case_id": None, "reason_code": code, "detail": detail,
-                                "activity_id": log.activity_id} for loc, code, detail in rejected]
-                insert_rows(log.con, "context_case_read", reads_rows, conflict="replace")
-                record_ids = {loc: _record_id(loc) for loc, _, _ in rejected}
-                log.entities(Entity(record_ids[loc], "case_record", attributes={"locator": loc}) for loc, _, _ in rejected)
-                log.rejected(CASE_STAGE, [(record_ids[loc], code, f"{loc}: {detail}") for loc, code, detail in rejected])
-                step.remember_read(log, path, sha)
-            step.counts["cases"] += len(cases)
-            for _, code, _ in rejected:
-                step.counts[f"rejected:{code}"] += 1
-        if unreadable:
-            raise Failure(description="unreadable case file(s); the others were read: " + " | ".join(unreadable))
+            _read_file(step, wh, store, path, sha, itertools.chain(first, records), context_canvas.contact_sheet_height)
     return MaterializeResult(metadata=step.summary())
+
+
+def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str, records, sheet_height: int) -> None:
+    source = entity_id("case_source", sha)
+    with step.batch() as log:
+        log.entities([Entity(source, "case_source", sha, {"path": str(path)})])
+        log.used([source], "case_source")
+        # A re-read file replaces everything its earlier version stored: a case it no longer holds (or holds in a
+        # form now rejected) is gone.
+        earlier = [r[0] for r in log.con.execute("SELECT case_id FROM context_case WHERE starts_with(locator, ?)",
+                                                 [f"{path}#"]).fetchall()]
+        _delete_cases(log, earlier)
+        log.con.execute("DELETE FROM context_case_read WHERE starts_with(locator, ?)", [f"{path}#"])
+    first_seen: dict[str, str] = {}
+
+    def read(item: Item[Any]) -> Outcome:
+        short, record, early = item.payload  # the file's own name in details, as its author knows it
+        case = case_from_record(short, record, early, first_seen)
+        if not isinstance(case, ContextCase):
+            return Rejected(case.reason_code, f"{item.locator}: {case.detail}", value=(case.reason_code, case.detail))
+        images = []
+        for position, (reference, rights) in enumerate(zip(case.images, case.rights)):
+            found = _image(wh, store, path.parent, reference)
+            if isinstance(found, str):
+                detail = f"image {position + 1} ({reference}): {found}"
+                return Rejected("image_unreadable", f"{item.locator}: {detail}", value=("image_unreadable", detail))
+            images.append({"case_id": case.case_id, "position": position, "reference": reference, "image_sha256": found[0],
+                           "image_uri": found[1], "pool_item_id": found[2], "rights": json.dumps(rights.to_dict(), sort_keys=True)})
+        case = replace(case, locator=item.locator)
+        return Kept((case, images, _contact_sheet(store, case, images, sheet_height)), count="cases")
+
+    def write(log: ActivityLog, done: list[Done[Any]]) -> None:
+        kept = [d.outcome.value for d in done if d.kept]
+        cases = [case for case, _, _ in kept]
+        images = [image for _, mine, _ in kept for image in mine]
+        sheets = [sheet for _, _, sheet in kept if sheet]
+        entities = {c.case_id: entity_id("context_case", c.case_key) for c in cases}
+        log.entities(Entity(entities[c.case_id], "context_case", c.case_key, {"case_id": c.case_id, "locator": c.locator})
+                     for c in cases)
+        log.generated(entities.values())
+        log.derived((entities[c.case_id], source, "read_from") for c in cases)
+        loose = [i for i in images if not i["pool_item_id"]]  # images the pool does not hold: their bytes are the entity
+        log.entities(Entity(entity_id("file", i["image_sha256"]), "file", i["image_sha256"], {"reference": i["reference"]})
+                     for i in loose)
+        log.derived((entities[i["case_id"]], i["pool_item_id"] or entity_id("file", i["image_sha256"]), "shows") for i in images)
+        _delete_cases(log, list(entities))  # a case id read from another file before: this read replaces it
+        log.unrejected(CASE_STAGE, [d.item.key for d in done if d.kept])
+        insert_rows(log.con, "context_case", [{
+            "case_id": c.case_id, "evaluation_id": c.evaluation_id, "entity_id": entities[c.case_id], "case_key": c.case_key,
+            "record": json.dumps(_record(c), sort_keys=True, ensure_ascii=False), "n_images": len(c.images),
+            "n_options": len(c.options), "gold": c.gold, "locator": c.locator, "activity_id": log.activity_id} for c in cases])
+        insert_rows(log.con, "context_case_image", images)
+        insert_rows(log.con, "context_contact_sheet", [{**r, "activity_id": log.activity_id} for r in sheets])
+        log.entities(Entity(entity_id("contact_sheet", r["sha256"]), "contact_sheet", r["sha256"], {"case_id": r["case_id"]})
+                     for r in sheets)
+        log.generated(entity_id("contact_sheet", r["sha256"]) for r in sheets)
+        log.derived((entity_id("contact_sheet", r["sha256"]), entities[r["case_id"]], "side_by_side_of") for r in sheets)
+        insert_rows(log.con, "context_case_probe", [
+            {"case_id": c.case_id, "model": c.probe.model, "answer": c.probe.answer, "note": c.probe.note,
+             "activity_id": log.activity_id} for c in cases if c.probe is not None])
+        rejected = [d for d in done if not d.kept]
+        insert_rows(log.con, "context_case_read", [
+            {"locator": c.locator, "file_sha256": sha, "case_id": c.case_id, "reason_code": None, "detail": None,
+             "activity_id": log.activity_id} for c in cases] + [
+            {"locator": d.item.locator, "file_sha256": sha, "case_id": None, "reason_code": d.outcome.value[0],
+             "detail": d.outcome.value[1], "activity_id": log.activity_id} for d in rejected], conflict="replace")
+        log.entities(Entity(d.item.key, "case_record", attributes={"locator": d.item.locator}) for d in rejected)
+
+    items = (Item(_record_id(_where(path, short)), _where(path, short), digest_of([short, record, early]), (short, record, early))
+             for short, record, early in records)
+    run_items(step, CASE_STAGE, items, read, write)
+    with step.batch() as log:
+        step.remember_read(log, path, sha)
+
+
+def _delete_cases(log: ActivityLog, case_ids: list[str]) -> None:
+    if case_ids:
+        for table in _CASE_TABLES:
+            log.con.execute(f"DELETE FROM {table} WHERE case_id IN (SELECT unnest(?::VARCHAR[]))", [sorted(case_ids)])
 
 
 def _where(path: Path, locator: str) -> str:
@@ -143,7 +161,7 @@ def _record(case: ContextCase) -> dict:
     return {key: value for key, value in case.content().items() if key != "probe"}
 
 
-def _image(log_wh, store, base: Path, reference: str) -> tuple[str, str, str | None] | str:
+def _image(log_wh: Warehouse, store: BlobStore, base: Path, reference: str) -> tuple[str, str, str | None] | str:
     """(sha256, uri, pool item id) of a case image, or what is wrong with the reference."""
     if reference.startswith(POOL_PREFIX):
         pool_item = reference[len(POOL_PREFIX):]
@@ -166,14 +184,10 @@ def _image(log_wh, store, base: Path, reference: str) -> tuple[str, str, str | N
     return stored.sha256, stored.uri, None if pool.empty else pool.iloc[0, 0]
 
 
-def _contact_sheets(store, cases: list[ContextCase], images: list[dict], height: int) -> list[dict]:
-    """For each multi-image case, its images side by side under "Image 1", "Image 2", ... (for one-image models)."""
-    out = []
-    for case in cases:
-        mine = sorted((i for i in images if i["case_id"] == case.case_id), key=lambda i: i["position"])
-        if len(mine) < 2:
-            continue
-        labels = [f"Image {n + 1}" for n in range(len(mine))]
-        stored = store.put_bytes(contact_sheet([store.get_bytes(i["image_sha256"]) for i in mine], labels, height=height))
-        out.append({"case_id": case.case_id, "sha256": stored.sha256, "uri": stored.uri, "labels": labels})
-    return out
+def _contact_sheet(store: BlobStore, case: ContextCase, images: list[dict], height: int) -> dict | None:
+    """For a multi-image case, its images side by side under "Image 1", "Image 2", ... (for one-image models)."""
+    if len(images) < 2:
+        return None
+    labels = [f"Image {n + 1}" for n in range(len(images))]
+    stored = store.put_bytes(contact_sheet([store.get_bytes(i["image_sha256"]) for i in images], labels, height=height))
+    return {"case_id": case.case_id, "sha256": stored.sha256, "uri": stored.uri, "labels": labels}

@@ -3,8 +3,9 @@
 Pure logic: assets/lib/context_review.py. The stage writes a blank review sheet (one row per case, the case's
 text shown for reading), reads every new or changed returned sheet whole or not at all, and decides each case:
 retained only when every criterion holds (unanimous reviewers, or the panel's ``final`` row), rejected or sent to
-adjudication with the criteria and reviewers named. A malformed sheet fails the run naming its rows, after the
-good sheets are stored; it keeps failing until it is fixed or removed.
+adjudication with the criteria and reviewers named. Sheets go through the item loop, one sheet file per item. A
+malformed sheet fails the run naming its rows, after the good sheets are stored; it keeps failing until it is
+fixed or removed.
 """
 
 import csv
@@ -27,13 +28,13 @@ from assets.lib.context_review import (
     retentions,
     review_sheet_rows,
 )
-from assets.lib.sheets import read_sheet_file
-from assets.returned_sheets import sheets_to_read
+from assets.lib.sheets import SheetError, read_sheet_file
+from assets.returned_sheets import ingest_sheets
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import entity_id
-from warehouse.lineage import Entity
+from warehouse.lineage import ActivityLog
 
 REVIEW_STAGE = "context_case_review"
 
@@ -102,32 +103,28 @@ def _write_blank_sheet(step: Step, cases: list[ContextCase], target: Path) -> No
 
 
 def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
+    """Store each new or changed sheet whole, or record why not; returns the problems of every bad sheet present."""
     with step.batch() as log:
         known = {path: (sha, status, problems) for path, sha, status, problems in
                  log.con.execute("SELECT path, sha256, status, problems FROM context_review_sheet").fetchall()}
-    to_read, problems = sheets_to_read(returned, known)
-    for path, sha in to_read:
-        error, reviews = None, []
-        try:
-            reviews, _ = read_sheet_file(path, lambda stream, name: parse_reviews(stream, name, known_cases), ReviewSheetError)
-        except ReviewSheetError as exc:
-            error = exc
-        sheet_entity = entity_id("case_review_sheet", sha)
-        with step.batch() as log:
-            log.entities([Entity(sheet_entity, "case_review_sheet", sha, {"path": str(path)})])
-            log.used([sheet_entity], "case_review_sheet")
-            log.con.execute("DELETE FROM context_review WHERE sheet = ?", [str(path)])
-            insert_rows(log.con, "context_review", [
-                {"sheet": str(path), "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
-                 "criteria": json.dumps(r.verdicts(), sort_keys=True), "final": r.final, "note": r.note or None,
-                 "activity_id": log.activity_id} for r in reviews], conflict="replace")
-            insert_rows(log.con, "context_review_sheet", [
-                {"path": str(path), "sha256": sha, "status": "rejected" if error else "read",
-                 "problems": str(error) if error else None, "activity_id": log.activity_id}], conflict="replace")
-            if error:
-                log.rejected(REVIEW_STAGE, [(sheet_entity, error.reason_code, str(error))])
-        if error:
-            problems.append(str(error))
-        step.counts["sheets_rejected" if error else "sheets_read"] += 1
+
+    def read(path: Path) -> tuple[list[CaseReview], int]:
+        return read_sheet_file(path, lambda stream, name: parse_reviews(stream, name, known_cases), ReviewSheetError)
+
+    def record(log: ActivityLog, path: Path, sha: str, reviews: list[CaseReview], _blank: int, error: SheetError | None) -> None:
+        _record_sheet(log, path, sha, reviews, error)
         step.counts["reviews_read"] += len(reviews)
-    return problems
+
+    return ingest_sheets(step, REVIEW_STAGE, "case_review_sheet", returned, known, read, record, "sheets_read")
+
+
+def _record_sheet(log: ActivityLog, path: Path, sha: str, reviews: list[CaseReview], error: SheetError | None) -> None:
+    """The sheet's reviews (replacing those of its earlier content) and its status."""
+    log.con.execute("DELETE FROM context_review WHERE sheet = ?", [str(path)])
+    insert_rows(log.con, "context_review", [
+        {"sheet": str(path), "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
+         "criteria": json.dumps(r.verdicts(), sort_keys=True), "final": r.final, "note": r.note or None,
+         "activity_id": log.activity_id} for r in reviews], conflict="replace")
+    insert_rows(log.con, "context_review_sheet", [
+        {"path": str(path), "sha256": sha, "status": "rejected" if error else "read",
+         "problems": str(error) if error else None, "activity_id": log.activity_id}], conflict="replace")

@@ -12,6 +12,8 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.context_case_review import context_case_review, stored_cases
 from assets.context_settings import ContextSettings
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.lib.context_cases import ContextCase
 from assets.lib.context_shortcuts import shortcut_report
 from assets.lib.context_text_only import answer_parser, build_text_only_request, repair_request
 from assets.lib.design_labelling import CallSettings
@@ -20,6 +22,7 @@ from assets.step import recorded_step
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
+from warehouse.lineage import ActivityLog
 
 TEXT_ONLY_STAGE = "context_text_only"
 
@@ -43,20 +46,27 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
             cases = stored_cases(log.con)
             answered = dict(log.con.execute(
                 "SELECT case_id, case_key FROM context_text_only_answer WHERE answerer = ?", [answerer]).fetchall())
-        rows, failures = [], []
-        for case in cases:
-            if answered.get(case.case_id) == case.case_key:
-                continue  # this version of the case was asked before (an edited case is asked again)
+        items = [Item(f"{case.case_id}|{answerer}", case.locator, case.case_key, case) for case in cases
+                 if answered.get(case.case_id) != case.case_key]  # an edited case is asked again
+
+        def ask(item: Item[ContextCase]) -> Outcome:
+            """One case asked without its images; an invalid answer is stored as no answer, so it is not asked again."""
+            case = item.payload
             outcome = caller.call(build_text_only_request(case, settings), answer_parser(case), item_id=case.case_id)
-            step.counts["requests_sent"] += outcome.requests_sent
             if not outcome.ok:
-                failures.append((f"{case.case_id}|{answerer}", outcome.reason_code or outcome.status, outcome.detail))
-            rows.append({"case_id": case.case_id, "case_key": case.case_key, "answerer": answerer, "answer": outcome.value if outcome.ok else None,
-                         "call_ids": list(outcome.call_ids)})
+                return Rejected(outcome.reason_code or outcome.status, outcome.detail, value=outcome)
+            return Kept(outcome, count="answered")
+
+        def write(log: ActivityLog, done: list[Done[ContextCase]]) -> None:
+            insert_rows(log.con, "context_text_only_answer", [
+                {"case_id": d.item.payload.case_id, "case_key": d.item.payload.case_key, "answerer": answerer,
+                 "answer": d.outcome.value.value if d.kept else None, "call_ids": list(d.outcome.value.call_ids),
+                 "activity_id": log.activity_id} for d in done], conflict="replace")
+            log.unrejected(TEXT_ONLY_STAGE, [d.item.key for d in done if d.kept])
+            step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
+
+        run_items(step, TEXT_ONLY_STAGE, items, ask, write)
         with step.batch() as log:
-            insert_rows(log.con, "context_text_only_answer", [{**r, "activity_id": log.activity_id} for r in rows],
-                        conflict="replace")
-            log.rejected(TEXT_ONLY_STAGE, failures)
             log.con.execute("DELETE FROM context_text_only_answer WHERE answerer = ? AND case_id NOT IN"
                             " (SELECT case_id FROM context_case)", [answerer])
             answers = dict(log.con.execute("SELECT case_id, answer FROM context_text_only_answer WHERE answerer = ?",
@@ -64,6 +74,5 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
             report = shortcut_report(cases, answers) if cases else {"n_cases": 0}
             insert_rows(log.con, "context_shortcut_report", [{"answerer": answerer, "figures": json.dumps(report, sort_keys=True),
                                                               "activity_id": log.activity_id}], conflict="replace")
-        step.counts["answered"] += len(rows) - len(failures)
         step.notes["report"] = report
     return MaterializeResult(metadata=step.summary())

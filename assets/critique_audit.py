@@ -13,6 +13,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from assets.critique_canvas import CritiqueAuditSettings, CritiqueSettings, critique_pairs
 from assets.exports import ExportFile, write_file
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.critique_audit import (
     ACCEPTANCE_RULES,
     ALL_SCOPE,
@@ -31,7 +32,7 @@ from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
-from warehouse.lineage import Entity, utcnow
+from warehouse.lineage import ActivityLog, Entity, utcnow
 
 AUDIT_STAGE = "critique_audit"
 _ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -179,7 +180,10 @@ def critique_audit_report(context: AssetExecutionContext, warehouse: WarehouseRe
 
 
 def _ingest_sheets(step: Step, returned: Path) -> list[str]:
-    """Store each new or changed sheet whole, or record why not; returns the problems of every bad sheet present."""
+    """Store each new or changed sheet whole, or record why not; returns the problems of every bad sheet present.
+
+    One item per sheet file, one at a time (a batch of one), so that a later sheet is checked against the
+    reviews of the earlier ones (a reviewer reviews a pair once, in one sheet)."""
     with step.batch() as log:
         sampled: dict[str, set[str]] = {}
         for audit_round, pair_id in log.con.execute("SELECT audit_round, pair_id FROM critique_audit_sample").fetchall():
@@ -189,17 +193,26 @@ def _ingest_sheets(step: Step, returned: Path) -> list[str]:
         owners = {(r, p, who): path for r, p, who, path in
                   log.con.execute("SELECT audit_round, pair_id, reviewer, sheet_path FROM critique_audit_review").fetchall()}
     to_read, problems = sheets_to_read(returned, known)
-    for path, sha in to_read:
+
+    def read(item: Item[Path]) -> Outcome:
         try:
-            reviews, blank = _read_sheet(path, sampled, owners)
+            reviews, blank = _read_sheet(item.payload, sampled, owners)
         except SheetError as error:
-            _record_sheet(step, path, sha, [], 0, error)
-            problems.append(str(error))
-            continue
-        _record_sheet(step, path, sha, reviews, blank, None)
-        for key in [k for k, owner in owners.items() if owner == str(path)]:
+            return Rejected(error.reason_code, str(error), value=error)
+        for key in [k for k, owner in owners.items() if owner == str(item.payload)]:
             del owners[key]
-        owners.update({(r.audit_round, r.pair_id, r.reviewer): str(path) for r in reviews})
+        owners.update({(r.audit_round, r.pair_id, r.reviewer): str(item.payload) for r in reviews})
+        return Kept((reviews, blank), count="sheets_ingested")
+
+    def write(log: ActivityLog, done: list[Done[Path]]) -> None:
+        for one in done:
+            reviews, blank = one.outcome.value if one.kept else ([], 0)
+            _record_sheet(step, log, one.item.payload, one.item.digest, reviews, blank, None if one.kept else one.outcome.value)
+            if not one.kept:
+                problems.append(one.outcome.detail)
+
+    sheets = (Item(entity_id("audit_sheet", sha), str(path), sha, path) for path, sha in to_read)
+    run_items(step, AUDIT_STAGE, sheets, read, write, batch_size=1)
     return problems
 
 
@@ -215,31 +228,30 @@ def _read_sheet(path: Path, sampled: dict[str, set[str]], owners: dict[tuple[str
     return reviews, blank
 
 
-def _record_sheet(step: Step, path: Path, sha: str, reviews: list[Review], blank: int, error: SheetError | None) -> None:
+def _record_sheet(step: Step, log: ActivityLog, path: Path, sha: str, reviews: list[Review], blank: int,
+                  error: SheetError | None) -> None:
+    """The sheet as an entity, its reviews (replacing those of its earlier content) and its status; the item loop
+    adds the rejection row of a rejected sheet."""
     sheet_entity = entity_id("audit_sheet", sha)
-    with step.batch() as log:
-        log.entities([Entity(sheet_entity, "audit_sheet", sha, {"path": str(path)})])
-        log.used([sheet_entity], "review_sheet")
-        log.con.execute("DELETE FROM critique_audit_review WHERE sheet_path = ?", [str(path)])
-        insert_rows(
-            log.con,
-            "critique_audit_review",
-            [{"audit_round": r.audit_round, "pair_id": r.pair_id, "reviewer": r.reviewer, "accept": r.accept,
-              "blocking_issues": json.dumps(list(r.blocking_issues)), "non_blocking_issues": json.dumps(list(r.non_blocking_issues)),
-              "comment": r.comment or None, "sheet_path": str(path), "sheet_sha256": sha, "sheet_row": r.row,
-              "activity_id": log.activity_id} for r in reviews],
-        )
-        insert_rows(
-            log.con,
-            "critique_audit_sheet",
-            [{"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
-              "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
-              "n_reviews": len(reviews), "n_blank": blank, "activity_id": log.activity_id, "read_at": utcnow()}],
-            conflict="replace",
-        )
-        if error:
-            log.rejected(AUDIT_STAGE, [(sheet_entity, error.reason_code, str(error))])
-    step.counts["sheets_rejected" if error else "sheets_ingested"] += 1
+    log.entities([Entity(sheet_entity, "audit_sheet", sha, {"path": str(path)})])
+    log.used([sheet_entity], "review_sheet")
+    log.con.execute("DELETE FROM critique_audit_review WHERE sheet_path = ?", [str(path)])
+    insert_rows(
+        log.con,
+        "critique_audit_review",
+        [{"audit_round": r.audit_round, "pair_id": r.pair_id, "reviewer": r.reviewer, "accept": r.accept,
+          "blocking_issues": json.dumps(list(r.blocking_issues)), "non_blocking_issues": json.dumps(list(r.non_blocking_issues)),
+          "comment": r.comment or None, "sheet_path": str(path), "sheet_sha256": sha, "sheet_row": r.row,
+          "activity_id": log.activity_id} for r in reviews],
+    )
+    insert_rows(
+        log.con,
+        "critique_audit_sheet",
+        [{"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
+          "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
+          "n_reviews": len(reviews), "n_blank": blank, "activity_id": log.activity_id, "read_at": utcnow()}],
+        conflict="replace",
+    )
     step.counts["reviews_ingested"] += len(reviews)
 
 

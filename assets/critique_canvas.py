@@ -1,31 +1,32 @@
 """CritiqueCanvas pairs: every kept pool image through planner → annotator → verifier, concurrently.
 
-Images run in a bounded thread pool (at most ``max_concurrency`` requests in flight); each model call is
-cached and logged as it returns, and each finished image is committed at once, so a crash or a budget
-stop loses nothing that arrived and a re-run makes no request it made before.
+Images run through the item loop on ``max_concurrency`` threads (so at most that many requests in flight);
+each model call is claimed, cached and logged as it returns, and finished images are committed a small
+batch at a time, so a crash or a budget stop loses nothing that arrived and a re-run (or a second run at the
+same time) makes no request that was made before.
 """
 
 import io
 import json
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Optional
 
 from dagster import AssetExecutionContext, Config, ConfigurableResource, MaterializeResult, asset
 from PIL import Image
 from pydantic import Field
 
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
 from assets.lib.critique_chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
 from assets.lib.critique_schema import DOMAINS, Verdict, conversation_group_id, group_pairs
-from assets.lib.model_calls import BudgetExhausted, CallBudget, ModelCaller, RateLimiter
-from assets.model_call_store import WarehouseCallStore, call_summary
+from assets.lib.model_calls import BudgetExhausted, CallBudget, RateLimiter
+from assets.model_call_store import WarehouseCallStore, call_summary, leased_caller
 from assets.pool import image_pool
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import canonical_json
-from warehouse.lineage import Agent, Entity, utcnow
+from warehouse.ids import canonical_json, digest_of
+from warehouse.lineage import ActivityLog, Agent, Entity, utcnow
 
 CRITIQUE_STAGE = "critique"
 VERIFIER_STAGE = "critique_verifier"
@@ -69,69 +70,80 @@ def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
     return buffer.getvalue()
 
 
-def _pending(step: Step, digest: str, settings: CritiqueSettings) -> list[tuple]:
+def _pending(step: Step, digest: str, settings: CritiqueSettings) -> list[Item[tuple]]:
+    """Pool images without a final attempt under this chain configuration (a transport failure is retried)."""
     with step.batch() as log:
         rows = log.con.execute(
-            "SELECT p.pool_item_id, p.image_id, p.domain, i.normalized_sha256 FROM pool_images p JOIN image i USING (image_id)"
+            "SELECT p.pool_item_id, p.image_id, p.domain, i.normalized_sha256, i.normalized_uri FROM pool_images p"
+            " JOIN image i USING (image_id)"
             " LEFT JOIN critique_attempt a ON a.pool_item_id = p.pool_item_id AND a.chain_digest = ?"
             " WHERE (a.pool_item_id IS NULL OR a.retryable) AND list_contains(?, p.domain)"
             " ORDER BY p.pool_item_id" + (" LIMIT ?" if settings.limit else ""),
             [digest, settings.domains, *([settings.limit] if settings.limit else [])],
         ).fetchall()
-    return rows
+    return [Item(row[0], row[4] or row[0], digest_of([row[3], row[2], digest]), row[:4]) for row in rows]
 
 
-def _write_result(step: Step, item: tuple, digest: str, result: ChainResult) -> None:
+def chain_outcome(result: ChainResult) -> Outcome:
+    """A finished chain as the image's outcome: kept when complete, else rejected (retryable after a transport
+    failure) with the role that stopped it."""
+    if result.status == COMPLETE:
+        return Kept(result, count=f"images:{COMPLETE}")
+    detail = f"{result.failed_role}: {result.detail or result.reason_code}"
+    return Rejected(result.reason_code or result.status, detail, retryable=result.retryable, value=result)
+
+
+def _write_results(log: ActivityLog, digest: str, done: list[Done[tuple]]) -> None:
+    """Groups, pairs and attempts of a batch of images (the loop adds the rejection rows of the others)."""
+    for one in done:
+        _write_result(log, one.item.payload, digest, one.outcome.value)
+    log.unrejected(CRITIQUE_STAGE, [one.item.key for one in done if one.kept])
+
+
+def _write_result(log: ActivityLog, item: tuple, digest: str, result: ChainResult) -> None:
     pool_item_id, image_id, domain, _ = item
     now = utcnow()
-    with step.batch() as log:
-        call_ids = [c for ids in result.calls.values() for c in ids]
-        log.used([pool_item_id], "pool_item")
-        group_id = None
-        if result.dialogue is not None:
-            group_id = conversation_group_id(pool_item_id, result.dialogue)
-            log.entities([Entity(group_id, "critique_group", attributes={"pool_item_id": pool_item_id, "domain": domain})])
-            log.generated([group_id])
-            log.derived([(group_id, pool_item_id, "critiques"), *((group_id, c, "answered_by") for c in call_ids)])
-            insert_rows(
-                log.con,
-                "critique_group",
-                [
-                    {
-                        "group_id": group_id,
-                        "pool_item_id": pool_item_id,
-                        "image_id": image_id,
-                        "domain": domain,
-                        "chain_digest": digest,
-                        "status": result.status,
-                        "reason_code": result.reason_code,
-                        "detail": result.detail,
-                        "plan": canonical_json(result.plan.as_dict()["dimensions"]) if result.plan else None,
-                        "planner_calls": canonical_json(list(result.calls.get("planner", ()))),
-                        "annotator_calls": canonical_json(list(result.calls.get("annotator", ()))),
-                        "verifier_calls": canonical_json(list(result.calls.get("verifier", ()))),
-                        "n_accepted": sum(v.accepted for v in result.verdicts) if result.verdicts else None,
-                        "activity_id": log.activity_id,
-                        "decided_at": now,
-                    }
-                ],
-                conflict="replace",
-            )
-        if result.status == COMPLETE:
-            _write_pairs(log, group_id, pool_item_id, domain, result)
-            log.unrejected(CRITIQUE_STAGE, [pool_item_id])
-        else:
-            detail = f"{result.failed_role}: {result.detail or result.reason_code}"
-            log.rejected(CRITIQUE_STAGE, [(pool_item_id, result.reason_code or result.status, detail)], retryable=result.retryable)
+    call_ids = [c for ids in result.calls.values() for c in ids]
+    log.used([pool_item_id], "pool_item")
+    group_id = None
+    if result.dialogue is not None:
+        group_id = conversation_group_id(pool_item_id, result.dialogue)
+        log.entities([Entity(group_id, "critique_group", attributes={"pool_item_id": pool_item_id, "domain": domain})])
+        log.generated([group_id])
+        log.derived([(group_id, pool_item_id, "critiques"), *((group_id, c, "answered_by") for c in call_ids)])
         insert_rows(
             log.con,
-            "critique_attempt",
-            [{"pool_item_id": pool_item_id, "chain_digest": digest, "group_id": group_id, "status": result.status,
-              "retryable": result.retryable, "activity_id": log.activity_id}],
+            "critique_group",
+            [
+                {
+                    "group_id": group_id,
+                    "pool_item_id": pool_item_id,
+                    "image_id": image_id,
+                    "domain": domain,
+                    "chain_digest": digest,
+                    "status": result.status,
+                    "reason_code": result.reason_code,
+                    "detail": result.detail,
+                    "plan": canonical_json(result.plan.as_dict()["dimensions"]) if result.plan else None,
+                    "planner_calls": canonical_json(list(result.calls.get("planner", ()))),
+                    "annotator_calls": canonical_json(list(result.calls.get("annotator", ()))),
+                    "verifier_calls": canonical_json(list(result.calls.get("verifier", ()))),
+                    "n_accepted": sum(v.accepted for v in result.verdicts) if result.verdicts else None,
+                    "activity_id": log.activity_id,
+                    "decided_at": now,
+                }
+            ],
             conflict="replace",
         )
-    step.counts[f"images:{result.status}" + (f":{result.reason_code}" if result.reason_code else "")] += 1
-    step.counts["requests_sent"] += result.requests_sent
+    if result.status == COMPLETE:
+        _write_pairs(log, group_id, pool_item_id, domain, result)
+    insert_rows(
+        log.con,
+        "critique_attempt",
+        [{"pool_item_id": pool_item_id, "chain_digest": digest, "group_id": group_id, "status": result.status,
+          "retryable": result.retryable, "activity_id": log.activity_id}],
+        conflict="replace",
+    )
 
 
 def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: ChainResult) -> None:
@@ -202,12 +214,31 @@ def critique_pairs(
         budget = CallBudget(critique.max_calls, critique.max_tokens)
         limiter = RateLimiter(critique.requests_per_minute)
         callers = {
-            role: ModelCaller(s.endpoint, model_providers.provider_for(role), calls, budget, limiter, repair_request)
+            role: leased_caller(s.endpoint, model_providers.provider_for(role), calls, budget, limiter, repair_request, model_providers)
             for role, s in roles.items()
         }
         pending = _pending(step, digest, critique)
         step.counts["images_pending"] = len(pending)
-        _run_all(step, store, pending, digest, roles, callers, critique)
+
+        def chain(item: Item[tuple]) -> Outcome:
+            _, _, domain, sha = item.payload
+            image = encode_for_model(store, sha, critique.image_max_side)
+            try:
+                return chain_outcome(run_chain(image, "image/jpeg", domain, callers, roles, item.key))
+            except BudgetExhausted as exhausted:
+                raise StopItems(str(exhausted)) from exhausted
+
+        decided: set[str] = set()
+
+        def write(log: ActivityLog, done: list[Done[tuple]]) -> None:
+            _write_results(log, digest, done)
+            step.counts["requests_sent"] += sum(one.outcome.value.requests_sent for one in done)
+            decided.update(one.item.key for one in done)
+
+        loop = run_items(step, CRITIQUE_STAGE, pending, chain, write, workers=critique.max_concurrency,
+                         batch_size=4 * critique.max_concurrency)
+        if loop.stopped:
+            step.counts["images_not_started_budget"] = len(pending) - len(decided) - step.counts["quarantined"]
         step.notes.update(call_summary(wh, step.activity_id))
     return MaterializeResult(metadata=step.summary())
 
@@ -215,37 +246,3 @@ def critique_pairs(
 def _role_settings(providers: ModelProvidersResource, role: str) -> RoleSettings:
     config = providers.role(role)
     return RoleSettings(config.provider, config.model, config.base_url, config.temperature, config.max_output_tokens)
-
-
-def _run_all(step: Step, store: BlobStore, pending: list[tuple], digest: str, roles: dict[str, RoleSettings],
-             callers: dict[str, ModelCaller], settings: CritiqueSettings) -> None:
-    """Keep ``max_concurrency`` images in flight; commit each as it finishes; stop submitting on budget exhaustion."""
-    queue = iter(pending)
-    in_flight: dict[Future, tuple] = {}
-    stopped = None
-
-    def chain(item: tuple) -> ChainResult:
-        pool_item_id, _, domain, sha = item
-        image = encode_for_model(store, sha, settings.image_max_side)
-        return run_chain(image, "image/jpeg", domain, callers, roles, pool_item_id)
-
-    with ThreadPoolExecutor(max_workers=settings.max_concurrency, thread_name_prefix="critique") as pool:
-        while True:
-            while stopped is None and len(in_flight) < settings.max_concurrency:
-                item = next(queue, None)
-                if item is None:
-                    break
-                in_flight[pool.submit(chain, item)] = item
-            if not in_flight:
-                break
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in done:
-                item = in_flight.pop(future)
-                try:
-                    _write_result(step, item, digest, future.result())
-                except BudgetExhausted as exhausted:
-                    stopped = str(exhausted)
-                    step.counts["images_not_started_budget"] += 1
-    if stopped:
-        step.notes["stopped"] = f"{stopped}; finished work is saved, the next run continues"
-        step.counts["images_not_started_budget"] += sum(1 for _ in queue)

@@ -1,23 +1,27 @@
 """Crello-format graphic designs into the warehouse (pure parsing: assets/lib/design_records.py).
 
-Each source file is read once per content hash; every record becomes a design (layers in the blob store,
-referenced as ``blob:<sha256>``) or a rejection with its locator and reason. Writes are batched and keyed
-by content, so a crash mid-file re-reads that file without duplicating a row.
+Each source (a folder of per-design JSON, or a Parquet export) is read again only when its content changed.
+Every JSON file and every Parquet row is one item of the item loop (assets/item_loop.py): it becomes a design
+(layers in the blob store, referenced as ``blob:<sha256>``) or a rejection with its locator and reason, and an
+unexpected exception on one record is that record's ``internal_error`` while the others are read. Writes are
+batched and keyed by content, so a crash mid-source re-reads that source without duplicating a row.
 """
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.design_settings import DesignSettings
-from assets.lib.design_records import DesignRead, LayerPayload, read_design_folder, read_design_parquet
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.lib.design_records import LayerPayload, ParquetRow, design_json_names, parquet_rows, read_design_file
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity
+from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
+from warehouse.lineage import ActivityLog, Entity
 
 DESIGN_STAGE = "design_records"
 
@@ -26,16 +30,39 @@ def design_entity_id(design_json: str) -> str:
     return entity_id("design", sha256_hex(design_json.encode("utf-8")))
 
 
-def _sources(settings: DesignSettings) -> Iterator[tuple[Path, str, list[Path]]]:
-    """(source, kind, files whose hashes decide whether it is read again)."""
+def record_entity_id(locator: str) -> str:
+    """The entity a source record's outcome is about, before (or without) a design: its locator's digest."""
+    return entity_id("design_record", sha256_hex(locator.encode()))
+
+
+@dataclass(frozen=True)
+class _Source:
+    path: Path
+    kind: str                   # folder | parquet
+    files: dict[Path, str]      # file → content digest; they decide whether the source is read again
+
+    @property
+    def digest(self) -> str:
+        return sha256_hex("\n".join(f"{f.name}:{sha}" for f, sha in self.files.items()).encode())
+
+
+def _file_digest(path: Path) -> str:
+    """A file's sha256; a folder named ``*.json`` or an unreadable file gets a marker, and its item says why."""
+    try:
+        return sha256_file(path)
+    except OSError as exc:
+        return f"unreadable:{type(exc).__name__}"
+
+
+def _sources(settings: DesignSettings) -> Iterator[_Source]:
     for folder in map(Path, settings.folders):
         if not folder.is_dir():
             raise Failure(description=f"design folder not found: {folder}")
-        yield folder, "folder", sorted(folder.glob("*.json"))
+        yield _Source(folder, "folder", {folder / n: _file_digest(folder / n) for n in design_json_names(folder)})
     for file in map(Path, settings.parquet):
         if not file.is_file():
             raise Failure(description=f"design Parquet file not found: {file}")
-        yield file, "parquet", [file]
+        yield _Source(file, "parquet", {file: sha256_file(file)})
 
 
 @asset(
@@ -51,65 +78,77 @@ def design_records(
     store = blob_store.get_store()
     params = {"folders": designs.folders, "parquet": designs.parquet, "format": designs.format}
     with recorded_step(context, wh, params) as step:
-        for source, kind, files in _sources(designs):
-            digest = sha256_hex("\n".join(f"{f.name}:{sha256_file(f)}" for f in files).encode())
-            if step.read_before(source, digest):
+        for source in _sources(designs):
+            if step.read_before(source.path, source.digest):
                 step.counts["sources_unchanged"] += 1
                 continue
-            _read_source(step, store, source, kind, digest, designs)
+            _read_source(step, store, source, designs)
     return MaterializeResult(metadata=step.summary())
 
 
-def _read_source(step: Step, store: BlobStore, source: Path, kind: str, digest: str, settings: DesignSettings) -> None:
+def _items(source: _Source, settings: DesignSettings) -> Iterator[Item]:
+    """One item per JSON file of a folder, or per row of a Parquet file (read lazily, a few rows at a time)."""
+    if source.kind == "folder":
+        for file, sha in source.files.items():
+            locator = f"{source.path}/{file.name}"
+            yield Item(record_entity_id(locator), locator, sha, file)
+        return
+    file_sha = source.files[source.path]
+    for row in parquet_rows(source.path, fmt=settings.format):
+        locator = f"{source.path.parent}/{row.source}"
+        yield Item(record_entity_id(locator), locator, digest_of([file_sha, row.source]), row)
+
+
+def _read_source(step: Step, store: BlobStore, source: _Source, settings: DesignSettings) -> None:
     def keep_layer(payload: LayerPayload) -> None:
         stored = store.put_bytes(payload.data)
         if f"blob:{stored.sha256}" != payload.ref:
             raise Failure(description=f"layer ref {payload.ref} does not match its bytes ({stored.sha256})")
 
-    reads = (read_design_folder(source, fmt=settings.format, on_layer=keep_layer) if kind == "folder"
-             else read_design_parquet(source, fmt=settings.format, on_layer=keep_layer))
-    source_entity = entity_id("design_source", digest)
-    batch: list[DesignRead] = []
-    for item in reads:
-        batch.append(item)
-        if len(batch) >= settings.batch_size:
-            _write(step, source, source_entity, digest, batch)
-            batch = []
-    _write(step, source, source_entity, digest, batch)
+    def read(item: Item) -> Kept | Rejected:
+        """One record parsed, its layers stored once it is valid."""
+        payload = item.payload
+        got = (payload.parse(keep_layer) if isinstance(payload, ParquetRow)
+               else read_design_file(payload, fmt=settings.format, on_layer=keep_layer))
+        if got.design is None:
+            return Rejected(got.reason_code, f"{item.locator}: {got.detail}", value=got.detail)
+        return Kept(got.design, count="designs")
+
+    source_entity = entity_id("design_source", source.digest)
+
+    def write(log: ActivityLog, done: list[Done]) -> None:
+        _write(log, source, source_entity, done)
+
+    run_items(step, DESIGN_STAGE, _items(source, settings), read, write, batch_size=settings.batch_size)
     with step.batch() as log:  # the source is done: an unchanged copy is not read again
-        step.remember_read(log, source, digest)
+        step.remember_read(log, source.path, source.digest)
 
 
-def _write(step: Step, source: Path, source_entity: str, digest: str, batch: list[DesignRead]) -> None:
-    if not batch:
-        return
-    rows, reads, entities, rejections = [], [], [], []
-    for item in batch:
-        locator = f"{source}/{item.source}" if source.is_dir() else f"{source.parent}/{item.source}"
-        if item.design is None:
-            reads.append({"locator": locator, "file_sha256": digest, "design_id": None, "reason_code": item.reason_code,
-                          "detail": item.detail})
-            rejections.append((entity_id("design_record", sha256_hex(locator.encode())), item.reason_code, f"{locator}: {item.detail}"))
+def _write(log: ActivityLog, source: _Source, source_entity: str, done: list[Done]) -> None:
+    rows, reads, entities, rejected = [], [], [], []
+    for d in done:
+        locator = d.item.locator
+        if isinstance(d.outcome, Rejected):
+            reads.append({"locator": locator, "file_sha256": source.digest, "design_id": None,
+                          "reason_code": d.outcome.reason_code, "detail": d.outcome.value})
+            rejected.append(Entity(d.item.key, "design_record", attributes={"locator": locator}))
             continue
-        record = item.design.to_json()
+        design = d.outcome.value
+        record = design.to_json()
         design_id = design_entity_id(record)
-        reads.append({"locator": locator, "file_sha256": digest, "design_id": design_id, "reason_code": None, "detail": None})
+        reads.append({"locator": locator, "file_sha256": source.digest, "design_id": design_id, "reason_code": None,
+                      "detail": None})
         entities.append(Entity(design_id, "design", sha256_hex(record.encode()),
-                               {"source_design_id": item.design.design_id, "locator": locator}))
-        rows.append({"design_id": design_id, "source_design_id": item.design.design_id, "base_design_id": design_id,
-                     "is_perturbed": False, "source_format": item.design.source_format,
-                     "canvas_width": item.design.canvas_width, "canvas_height": item.design.canvas_height,
-                     "n_elements": len(item.design.elements), "record": record})
-    with step.batch() as log:
-        log.entities([Entity(source_entity, "design_source", digest, {"path": str(source)})])
-        log.used([source_entity], "design_source")
-        log.entities(entities)
-        log.generated(e.entity_id for e in entities)
-        log.derived((e.entity_id, source_entity, "read_from") for e in entities)
-        insert_rows(log.con, "design", [{**r, "activity_id": log.activity_id} for r in rows])
-        insert_rows(log.con, "design_source_read", [{**r, "activity_id": log.activity_id} for r in reads], conflict="replace")
-        log.entities(Entity(e, "design_record", attributes={"locator": d.split(": ", 1)[0]}) for e, _, d in rejections)
-        log.rejected(DESIGN_STAGE, rejections)
-    step.counts["designs"] += len(rows)
-    for _, code, _ in rejections:
-        step.counts[f"rejected:{code}"] += 1
+                               {"source_design_id": design.design_id, "locator": locator}))
+        rows.append({"design_id": design_id, "source_design_id": design.design_id, "base_design_id": design_id,
+                     "is_perturbed": False, "source_format": design.source_format,
+                     "canvas_width": design.canvas_width, "canvas_height": design.canvas_height,
+                     "n_elements": len(design.elements), "record": record})
+    log.entities([Entity(source_entity, "design_source", source.digest, {"path": str(source.path)})])
+    log.used([source_entity], "design_source")
+    log.entities(entities)
+    log.generated(e.entity_id for e in entities)
+    log.derived((e.entity_id, source_entity, "read_from") for e in entities)
+    insert_rows(log.con, "design", [{**r, "activity_id": log.activity_id} for r in rows])
+    insert_rows(log.con, "design_source_read", [{**r, "activity_id": log.activity_id} for r in reads], conflict="replace")
+    log.entities(rejected)

@@ -7,13 +7,14 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.design_ingest import design_entity_id, design_records
 from assets.design_settings import DesignSettings
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.lib.design_model import Design
 from assets.lib.design_perturb import PerturbError, perturb_design
-from assets.step import Step, recorded_step
+from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, sha256_hex
-from warehouse.lineage import Entity
+from warehouse.lineage import ActivityLog, Entity
 
 PERTURB_STAGE = "design_perturbation"
 
@@ -43,27 +44,42 @@ def perturbed_designs(context: AssetExecutionContext, warehouse: WarehouseResour
                 " FROM design, unnest(CAST(json_extract(record, '$.elements[*]') AS JSON[])) AS t(e)"
                 " WHERE NOT is_perturbed AND json_extract_string(e, '$.type') = 'image' AND ref IS NOT NULL"
                 " ORDER BY ref LIMIT ?", [config.replacement_pool]).fetchall()]
-        select = ("SELECT d.design_id || ':' || v.variant, d.design_id, d.record, v.variant FROM design d, range(?) AS v(variant)"
+        select = ("SELECT d.design_id || '|' || v.variant, d.design_id, d.record, v.variant FROM design d, range(?) AS v(variant)"
                   " WHERE NOT d.is_perturbed AND NOT EXISTS (SELECT 1 FROM design_variant x WHERE x.base_design_id = d.design_id"
                   " AND x.variant = v.variant AND x.settings_digest = ?)")
-        for page in wh.pages(select, [config.variants_per_design, settings_digest], key="(d.design_id || ':' || v.variant)",
-                             block=designs.batch_size):
-            _perturb_page(step, page, config.seed, settings, settings_digest, pool)
+        pages = wh.pages(select, [config.variants_per_design, settings_digest], key="(d.design_id || '|' || v.variant)",
+                         block=designs.batch_size)
+        items = (Item(key, f"{base_id} variant {variant}", digest_of([record, variant, settings_digest]), (base_id, record, variant))
+                 for page in pages for key, base_id, record, variant in page)
+
+        def perturb(item: Item) -> Kept | Rejected:
+            """One variant of one base design (pure: the design, its seed, the settings and the layer pool)."""
+            base_id, record, variant = item.payload
+            seed = variant_seed(config.seed, variant)
+            try:
+                result = perturb_design(Design.from_dict(json.loads(record)), seed, settings, pool)
+            except PerturbError as exc:
+                return Rejected(exc.reason_code, f"variant {variant}: {exc}", value=seed)
+            return Kept((seed, result), count="variants")
+
+        def write(log: ActivityLog, done: list[Done]) -> None:
+            _write_variants(log, done, settings_digest)
+            for op in (op for d in done if d.kept for op in d.outcome.value[1].operations):
+                step.counts[f"op:{op.op}"] += 1
+
+        run_items(step, PERTURB_STAGE, items, perturb, write, batch_size=designs.batch_size)
     return MaterializeResult(metadata=step.summary())
 
 
-def _perturb_page(step: Step, page, run_seed: int, settings, settings_digest: str, pool: list[str]) -> None:
-    designs, variants, ops, entities, edges, rejections = [], [], [], [], [], []
-    for _, base_id, record, variant in page:
-        base = Design.from_dict(json.loads(record))
-        seed = variant_seed(run_seed, variant)
-        try:
-            result = perturb_design(base, seed, settings, pool)
-        except PerturbError as exc:
-            variants.append({"base_design_id": base_id, "variant": variant, "settings_digest": settings_digest, "seed": seed,
-                             "design_id": None, "detail": f"{exc.reason_code}: {exc}"})
-            rejections.append((base_id, exc.reason_code, f"variant {variant}: {exc}"))
+def _write_variants(log: ActivityLog, done: list[Done], settings_digest: str) -> None:
+    designs, variants, ops, entities, edges = [], [], [], [], []
+    for d in done:
+        base_id, _, variant = d.item.payload
+        if isinstance(d.outcome, Rejected):
+            variants.append({"base_design_id": base_id, "variant": variant, "settings_digest": settings_digest,
+                             "seed": d.outcome.value, "design_id": None, "detail": f"{d.outcome.reason_code}: {d.outcome.detail}"})
             continue
+        seed, result = d.outcome.value
         perturbed = result.design
         text = perturbed.to_json()
         design_id = design_entity_id(text)
@@ -75,21 +91,17 @@ def _perturb_page(step: Step, page, run_seed: int, settings, settings_digest: st
                          "design_id": design_id, "detail": None})
         for n, op in enumerate(result.operations):
             ops.append({"design_id": design_id, "op_index": n, "element_index": op.element_index, "element_id": op.element_id,
-                        "element_type": op.element_type, "op": op.op, "params": json.dumps(op.params, sort_keys=True), "box_before": list(op.box_before),
-                        "box_after": list(op.box_after), "before_values": json.dumps(op.before, sort_keys=True, default=list),
+                        "element_type": op.element_type, "op": op.op, "params": json.dumps(op.params, sort_keys=True),
+                        "box_before": list(op.box_before), "box_after": list(op.box_after),
+                        "before_values": json.dumps(op.before, sort_keys=True, default=list),
                         "after_values": json.dumps(op.after, sort_keys=True, default=list)})
         entities.append(Entity(design_id, "design", sha256_hex(text.encode()),
                                {"base": base_id, "variant": variant, "operations": [o.op for o in result.operations]}))
         edges.append((design_id, base_id, "perturbed_from"))
-        step.counts["variants"] += 1
-        for op in result.operations:
-            step.counts[f"op:{op.op}"] += 1
-    with step.batch() as log:
-        log.used((row[1] for row in page), "base_design")
-        log.entities(entities)
-        log.generated(e.entity_id for e in entities)
-        log.derived(edges)
-        insert_rows(log.con, "design", [{**d, "activity_id": log.activity_id} for d in designs])
-        insert_rows(log.con, "design_perturbation_op", ops)
-        insert_rows(log.con, "design_variant", [{**v, "activity_id": log.activity_id} for v in variants], conflict="replace")
-        log.rejected(PERTURB_STAGE, rejections)
+    log.used((d.item.payload[0] for d in done), "base_design")
+    log.entities(entities)
+    log.generated(e.entity_id for e in entities)
+    log.derived(edges)
+    insert_rows(log.con, "design", [{**d, "activity_id": log.activity_id} for d in designs])
+    insert_rows(log.con, "design_perturbation_op", ops)
+    insert_rows(log.con, "design_variant", [{**v, "activity_id": log.activity_id} for v in variants], conflict="replace")

@@ -5,6 +5,7 @@ base design is in both the benchmark and the training set.
 """
 
 import json
+from collections.abc import Iterator
 
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -12,6 +13,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.design_ingest import design_records
 from assets.design_review import design_labels
 from assets.design_settings import DesignSettings
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.lib.design_indicators import indicator
 from assets.lib.design_model import Design
 from assets.lib.design_questions import QuestionInputError, build_questions, question_input_from_design
@@ -19,6 +21,7 @@ from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of
+from warehouse.lineage import ActivityLog
 
 BENCHMARK, TRAIN = "benchmark", "train"
 QUESTION_STAGE = "design_question"
@@ -76,38 +79,52 @@ def design_questions(context: AssetExecutionContext, warehouse: WarehouseResourc
             " WHERE NOT EXISTS (SELECT 1 FROM design_question q WHERE q.design_id = l.design_id AND q.indicator = l.indicator"
             " AND q.judged_flawed = l.flawed AND q.split = s.split AND q.label_source = l.source AND q.settings_key = ?)"
         )
-        for page in wh.pages(select, [settings_key], key="(l.design_id || '|' || l.indicator)", block=designs.batch_size * 4):
-            rows, skipped = [], []
-            keys = pd.DataFrame({"design_id": [p[1] for p in page], "indicator": [p[2] for p in page]})
-            with step.batch() as log, registered(log.con, "_page", keys):
-                perturbed: dict[str, list[str]] = {}
-                for design_id, element_id in log.con.execute(
-                        "SELECT design_id, element_id FROM design_perturbation_op WHERE design_id IN (SELECT design_id FROM _page)"
-                        " ORDER BY design_id, op_index").fetchall():
-                    perturbed.setdefault(design_id, []).append(element_id)
-            for _, design_id, name, flawed, source, answer_element, record, base_id, split in page:
-                design = Design.from_dict(json.loads(record))
-                try:
-                    item = question_input_from_design(design, name, indicator(name).definition, perturbed[design_id], flawed,
-                                                      answer_element)
-                except QuestionInputError as exc:
-                    skipped.append((design_id, name, exc.reason_code, str(exc)))
-                    continue
-                made, skips = build_questions(item, designs.question_seed, designs.box_units)
-                skipped.extend((design_id, name, s.reason_code, f"{s.format}: {s.detail}") for s in skips)
-                for q in made:
-                    data = q.to_dict()
-                    rows.append({"question_id": q.question_id, "design_id": design_id, "base_design_id": base_id,
-                                 "indicator": name, "format": q.format, "split": split, "prompt": q.prompt,
-                                 "choices": json.dumps(data["choices"]), "answer": json.dumps(data["answer"]),
-                                 "answer_index": q.answer_index, "judged_flawed": flawed, "label_source": source,
-                                 "canvas_width": design.canvas_width, "canvas_height": design.canvas_height,
-                                 "settings_key": settings_key})
-                    step.counts[f"{split}:{q.format}"] += 1
-            with step.batch() as log, registered(log.con, "_page", keys):
+        def pending() -> Iterator[Item]:
+            for page in wh.pages(select, [settings_key], key="(l.design_id || '|' || l.indicator)", block=designs.batch_size * 4):
+                keys = pd.DataFrame({"design_id": [p[1] for p in page]})
+                with step.batch() as log, registered(log.con, "_page", keys):
+                    perturbed: dict[str, list[str]] = {}
+                    for design_id, element_id in log.con.execute(
+                            "SELECT design_id, element_id FROM design_perturbation_op WHERE design_id IN (SELECT design_id FROM _page)"
+                            " ORDER BY design_id, op_index").fetchall():
+                        perturbed.setdefault(design_id, []).append(element_id)
+                for row in page:
+                    payload = (*row[1:], perturbed.get(row[1], []))
+                    yield Item(row[0], row[0], digest_of([str(v) for v in payload] + [settings_key]), payload)
+
+        def ask(item: Item) -> Kept | Rejected:
+            """The three question formats of one labelled (design, indicator)."""
+            design_id, name, flawed, source, answer_element, record, base_id, split, perturbed = item.payload
+            design = Design.from_dict(json.loads(record))
+            try:
+                question_input = question_input_from_design(design, name, indicator(name).definition, perturbed, flawed,
+                                                            answer_element)
+            except QuestionInputError as exc:
+                return Rejected(exc.reason_code, str(exc))
+            made, skips = build_questions(question_input, designs.question_seed, designs.box_units)
+            rows = []
+            for q in made:
+                data = q.to_dict()
+                rows.append({"question_id": q.question_id, "design_id": design_id, "base_design_id": base_id,
+                             "indicator": name, "format": q.format, "split": split, "prompt": q.prompt,
+                             "choices": json.dumps(data["choices"]), "answer": json.dumps(data["answer"]),
+                             "answer_index": q.answer_index, "judged_flawed": flawed, "label_source": source,
+                             "canvas_width": design.canvas_width, "canvas_height": design.canvas_height,
+                             "settings_key": settings_key})
+            return Kept((rows, [(s.reason_code, f"{s.format}: {s.detail}") for s in skips]), count="labels_asked")
+
+        def write(log: ActivityLog, done: list[Done]) -> None:
+            keys = pd.DataFrame({"design_id": [d.item.payload[0] for d in done], "indicator": [d.item.payload[1] for d in done]})
+            rows = [row for d in done if d.kept for row in d.outcome.value[0]]
+            with registered(log.con, "_page", keys):
                 log.con.execute("DELETE FROM design_question WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM _page)")
-                insert_rows(log.con, "design_question", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-                log.used({p[1] for p in page}, "design")
-                log.rejected(QUESTION_STAGE, ((f"{d}|{n}", code, detail) for d, n, code, detail in skipped))
+            insert_rows(log.con, "design_question", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            log.used({d.item.payload[0] for d in done}, "design")
+            skipped = [(d.item.key, code, detail) for d in done if d.kept for code, detail in d.outcome.value[1]]
+            log.rejected(QUESTION_STAGE, skipped)
+            for row in rows:
+                step.counts[f"{row['split']}:{row['format']}"] += 1
             step.counts["skipped"] += len(skipped)
+
+        run_items(step, QUESTION_STAGE, pending(), ask, write, batch_size=designs.batch_size * 4)
     return MaterializeResult(metadata=step.summary())

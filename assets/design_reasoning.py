@@ -4,13 +4,13 @@ a path of claims that cite element boxes and end in the known verdict, written t
 """
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.design_questions import TRAIN, design_questions
 from assets.design_review import annotator_caller
 from assets.design_settings import DesignSettings
+from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
 from assets.lib.design_indicators import indicator
 from assets.lib.design_labelling import build_reasoning_request, element_box, reasoning_parser
 from assets.lib.design_model import Design
@@ -19,6 +19,8 @@ from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
+from warehouse.ids import digest_of
+from warehouse.lineage import ActivityLog
 
 REASONING_STAGE = "design_reasoning"
 TASK = "judgment"
@@ -50,37 +52,35 @@ def design_reasoning_paths(
             " JOIN design_split s ON s.base_design_id = d.base_design_id"
             f" WHERE s.split = '{TRAIN}' AND NOT EXISTS (SELECT 1 FROM design_reasoning x WHERE x.design_id = l.design_id"
             " AND x.indicator = l.indicator AND x.verdict = CASE WHEN l.flawed THEN 'flawed' ELSE 'good' END)"
-            " AND (l.design_id || '|' || l.indicator) NOT IN (SELECT entity_id FROM rejection WHERE stage = 'design_reasoning'"
-            " AND NOT retryable)"
+            " AND (l.design_id || '|' || l.indicator) NOT IN (SELECT entity_id FROM rejection WHERE stage = ?"
+            " AND NOT retryable AND reason_code <> ?)"
         )
+        pages = wh.pages(select, [REASONING_STAGE, INTERNAL_ERROR], key="(l.design_id || '|' || l.indicator)",
+                         block=designs.batch_size)
+        items = (Item(row[0], row[0], digest_of([str(v) for v in row[1:]]), row) for page in pages for row in page)
 
-        def path_for(item: tuple):
-            """One item's reasoning request, answered through the cached caller (thread-safe)."""
-            _, design_id, name, flawed, element_id, record, sha = item
+        def path_for(item: Item) -> Kept | Rejected:
+            """One item's reasoning path, asked through the cached caller (thread-safe) and validated."""
+            _, design_id, name, flawed, element_id, record, sha = item.payload
             design = Design.from_dict(json.loads(record))
             verdict = "flawed" if flawed else "good"
             request = build_reasoning_request(design, store.get_bytes(sha), "image/png", name, indicator(name).definition,
                                               TASK, verdict, [element_box(design, element_id)], settings)
-            return verdict, caller.call(request, reasoning_parser(design, verdict), item_id=design_id)
+            outcome = caller.call(request, reasoning_parser(design, verdict), item_id=design_id)
+            if not outcome.ok:  # a network failure is asked again; a refusal or an invalid answer is final
+                return Rejected(outcome.reason_code or outcome.status, outcome.detail, retryable=outcome.status in RETRYABLE,
+                                value=outcome.requests_sent)
+            path = outcome.value
+            return Kept(({"design_id": design_id, "indicator": name, "task": TASK, "verdict": verdict,
+                          "steps": json.dumps(path.as_dict()["steps"]), "cited": list(path.cited_element_ids), "model": model,
+                          "calls": json.dumps(list(outcome.call_ids))}, outcome.requests_sent), count="paths")
 
-        for page in wh.pages(select, [], key="(l.design_id || '|' || l.indicator)", block=designs.batch_size):
-            with ThreadPoolExecutor(max_workers=designs.max_concurrency, thread_name_prefix="design-reasoning") as pool:
-                outcomes = list(pool.map(path_for, page))
-            rows, rejected = [], []
-            for (key, design_id, name, *_), (verdict, outcome) in zip(page, outcomes):
-                step.counts["requests_sent"] += outcome.requests_sent
-                if not outcome.ok:  # a network failure is asked again; a refusal or an invalid answer is final
-                    rejected.append((key, outcome.reason_code or outcome.status, outcome.detail, outcome.status in RETRYABLE))
-                    continue
-                path = outcome.value
-                rows.append({"design_id": design_id, "indicator": name, "task": TASK, "verdict": verdict,
-                             "steps": json.dumps(path.as_dict()["steps"]), "cited": list(path.cited_element_ids), "model": model,
-                             "calls": json.dumps(list(outcome.call_ids))})
-            with step.batch() as log:
-                insert_rows(log.con, "design_reasoning", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-                log.used({p[1] for p in page}, "design")
-                for retryable in (False, True):
-                    log.rejected(REASONING_STAGE, (r[:3] for r in rejected if r[3] == retryable), retryable=retryable)
-            step.counts["paths"] += len(rows)
-            step.counts["rejected"] += len(rejected)
+        def write(log: ActivityLog, done: list[Done]) -> None:
+            rows = [d.outcome.value[0] for d in done if d.kept]
+            insert_rows(log.con, "design_reasoning", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            log.used({d.item.payload[1] for d in done}, "design")
+            log.unrejected(REASONING_STAGE, [d.item.key for d in done if d.kept])
+            step.counts["requests_sent"] += sum(d.outcome.value[1] if d.kept else d.outcome.value for d in done)
+
+        run_items(step, REASONING_STAGE, items, path_for, write, batch_size=designs.batch_size, workers=designs.max_concurrency)
     return MaterializeResult(metadata=step.summary())

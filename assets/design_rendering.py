@@ -15,15 +15,16 @@ from PIL import Image
 from assets.design_ingest import design_records
 from assets.design_perturbation import perturbed_designs
 from assets.design_settings import DesignSettings
+from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
 from assets.lib.design_model import Design
 from assets.lib.design_render import RenderError, preview_difference, render_design, to_png_bytes
 from assets.lib.fonts import FontResolver
-from assets.step import Step, recorded_step
+from assets.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import entity_id, sha256_hex
-from warehouse.lineage import Entity
+from warehouse.ids import digest_of, entity_id, sha256_hex
+from warehouse.lineage import ActivityLog, Entity
 
 RENDER_STAGE = "design_render"
 
@@ -67,39 +68,50 @@ def design_renders(
     with recorded_step(context, wh, {"renderer_version": version, "font_dirs": designs.font_dirs}) as step:
         select = ("SELECT d.design_id, d.record FROM design d WHERE NOT EXISTS (SELECT 1 FROM design_render r"
                   " WHERE r.design_id = d.design_id AND r.renderer_version = ?)"
-                  " AND d.design_id NOT IN (SELECT entity_id FROM rejection WHERE stage = 'design_render')")
-        for page in wh.pages(select, [version], key="d.design_id", block=designs.batch_size):
-            _render_page(step, store, page, version, fonts, load)
+                  " AND d.design_id NOT IN (SELECT entity_id FROM rejection WHERE stage = ? AND reason_code <> ?)")
+        pages = wh.pages(select, [version, RENDER_STAGE, INTERNAL_ERROR], key="d.design_id", block=designs.batch_size)
+        items = (Item(design_id, design_id, digest_of([record, version]), record) for page in pages for design_id, record in page)
+
+        def render(item: Item) -> Kept | Rejected:
+            """One design drawn and its PNG stored in the blob store."""
+            try:
+                row = render_row(item.key, Design.from_dict(json.loads(item.payload)), store, version, fonts, load)
+            except RenderError as exc:
+                return Rejected(exc.reason_code, str(exc))
+            return Kept(row, count="rendered")
+
+        def write(log: ActivityLog, done: list[Done]) -> None:
+            _write_renders(log, done)
+            step.counts["with_warnings"] += sum(d.kept and d.outcome.value["warnings"] != "[]" for d in done)
+
+        run_items(step, RENDER_STAGE, items, render, write, batch_size=designs.batch_size)
     return MaterializeResult(metadata=step.summary())
 
 
-def _render_page(step: Step, store: BlobStore, page, version: str, fonts: FontResolver, load) -> None:
-    rows, entities, edges, rejections = [], [], [], []
-    for design_id, record in page:
-        design = Design.from_dict(json.loads(record))
+def render_row(design_id: str, design: Design, store: BlobStore, version: str, fonts: FontResolver, load) -> dict:
+    """``design`` (the entity ``design_id``) rendered, its PNG in the blob store, as its ``design_render`` row (RenderError: it cannot be
+    drawn faithfully, or its preview cannot be loaded)."""
+    result = render_design(design, load, fonts)
+    difference = None
+    if design.preview:
         try:
-            result = render_design(design, load, fonts)
-            difference = preview_difference(result.image, load(design.preview)) if design.preview else None
-        except RenderError as exc:
-            rejections.append((design_id, exc.reason_code, str(exc)))
-            continue
-        png = to_png_bytes(result.image)
-        stored = store.put_bytes(png)
-        sha = stored.sha256
-        render_id = entity_id("design_render", sha)
-        rows.append({"design_id": design_id, "renderer_version": version, "png_sha256": sha, "png_uri": stored.uri, "render_id": render_id,
-                     "width": result.image.width, "height": result.image.height,
-                     "fonts": json.dumps({k: v.to_dict() for k, v in result.fonts_used.items()}, sort_keys=True),
-                     "warnings": json.dumps(result.warnings), "preview_mean_abs_diff": difference})
-        entities.append(Entity(render_id, "design_render", sha, {"design_id": design_id, "renderer_version": version}))
-        edges.append((render_id, design_id, "renders"))
-        step.counts["rendered"] += 1
-        step.counts["with_warnings"] += bool(result.warnings)
-    with step.batch() as log:
-        log.used((row[0] for row in page), "design")
-        log.entities(entities)
-        log.generated(e.entity_id for e in entities)
-        log.derived(edges)
-        insert_rows(log.con, "design_render", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-        log.rejected(RENDER_STAGE, rejections)
-    step.counts["render_rejected"] += len(rejections)
+            preview = load(design.preview)
+        except Exception as exc:  # noqa: BLE001 - a missing or broken preview blob is this design's problem
+            raise RenderError("layer_unavailable", f"design {design.design_id}: preview {design.preview!r} could not be"
+                                                   f" loaded ({type(exc).__name__}: {exc})") from exc
+        difference = preview_difference(result.image, preview)
+    stored = store.put_bytes(to_png_bytes(result.image))
+    return {"design_id": design_id, "renderer_version": version, "png_sha256": stored.sha256, "png_uri": stored.uri,
+            "render_id": entity_id("design_render", stored.sha256), "width": result.image.width, "height": result.image.height,
+            "fonts": json.dumps({k: v.to_dict() for k, v in result.fonts_used.items()}, sort_keys=True),
+            "warnings": json.dumps(result.warnings), "preview_mean_abs_diff": difference}
+
+
+def _write_renders(log: ActivityLog, done: list[Done]) -> None:
+    rows = [d.outcome.value for d in done if d.kept]
+    log.used((d.item.key for d in done), "design")
+    log.entities(Entity(r["render_id"], "design_render", r["png_sha256"],
+                        {"design_id": r["design_id"], "renderer_version": r["renderer_version"]}) for r in rows)
+    log.generated(r["render_id"] for r in rows)
+    log.derived((r["render_id"], r["design_id"], "renders") for r in rows)
+    insert_rows(log.con, "design_render", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")

@@ -8,8 +8,9 @@ Pure logic: assets/lib/design_review.py (sheets, votes, majority, agreement), as
 import io
 import json
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
@@ -18,6 +19,7 @@ from PIL import Image
 from assets.design_rendering import design_renders
 from assets.design_settings import DesignSettings
 from assets.exports import Contents, ExportFile, publish
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.lib.design_indicators import indicator, indicators_affected
 from assets.lib.design_judge import JudgeThresholds, judge_design
 from assets.lib.design_labelling import (
@@ -47,8 +49,8 @@ from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.ids import entity_id
-from warehouse.lineage import Entity
+from warehouse.ids import digest_of, entity_id
+from warehouse.lineage import ActivityLog, Entity
 
 REVIEW_STAGE = "design_review"
 LABEL_STAGE = "design_label"
@@ -168,33 +170,44 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
         known = {path: (sha, status, detail) for path, sha, status, detail in
                  log.con.execute("SELECT path, sha256, status, detail FROM design_review_sheet").fetchall()}
     to_read, problems = sheets_to_read(returned, known)
-    for path, sha in to_read:
-        error, votes, blank = None, [], 0
+
+    def read(item: Item[Path]) -> Kept | Rejected:
+        """One sheet, whole or not at all."""
         try:
-            votes, blank = read_sheet_file(path, lambda stream, name: parse_review_votes(stream, name, known_items),
+            votes, blank = read_sheet_file(item.payload, lambda stream, name: parse_review_votes(stream, name, known_items),
                                            ReviewSheetError)
-        except ReviewSheetError as exc:
-            error = exc
-        sheet_entity = entity_id("review_sheet", sha)
-        with step.batch() as log:
-            log.entities([Entity(sheet_entity, "review_sheet", sha, {"path": str(path)})])
-            log.used([sheet_entity], "review_sheet")
-            log.con.execute("DELETE FROM design_review_vote WHERE sheet_path = ?", [str(path)])
-            insert_rows(log.con, "design_review_vote", [
-                {"item_id": v.item_id, "annotator": v.annotator, "review_round": v.review_round, "flawed": v.flawed,
-                 "comment": v.comment or None, "sheet_path": str(path), "sheet_row": v.row, "activity_id": log.activity_id}
-                for v in votes], conflict="replace")
-            insert_rows(log.con, "design_review_sheet", [
-                {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
-                 "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
-                 "n_votes": len(votes), "n_blank": blank, "activity_id": log.activity_id}], conflict="replace")
-            if error:
-                log.rejected(REVIEW_STAGE, [(sheet_entity, error.reason_code, str(error))])
-        if error:
-            problems.append(str(error))
-        step.counts["sheets_rejected" if error else "sheets_ingested"] += 1
-        step.counts["votes_ingested"] += len(votes)
+        except ReviewSheetError as error:
+            return Rejected(error.reason_code, str(error), value=error)
+        return Kept((votes, blank), count="sheets_ingested")
+
+    def write(log: ActivityLog, done: list[Done[Path]]) -> None:
+        for one in done:
+            votes, blank = one.outcome.value if one.kept else ([], 0)
+            _record_sheet(log, one.item.payload, one.item.digest, votes, blank, None if one.kept else one.outcome.value)
+            step.counts["votes_ingested"] += len(votes)
+            if not one.kept:
+                problems.append(one.outcome.detail)
+
+    sheets = (Item(entity_id("review_sheet", sha), str(path), sha, path) for path, sha in to_read)
+    run_items(step, REVIEW_STAGE, sheets, read, write, batch_size=1)
     return problems
+
+
+def _record_sheet(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: ReviewSheetError | None) -> None:
+    """The sheet as an entity, its votes (replacing those of its earlier content) and its status; the item loop
+    adds the rejection row of a rejected sheet."""
+    sheet_entity = entity_id("review_sheet", sha)
+    log.entities([Entity(sheet_entity, "review_sheet", sha, {"path": str(path)})])
+    log.used([sheet_entity], "review_sheet")
+    log.con.execute("DELETE FROM design_review_vote WHERE sheet_path = ?", [str(path)])
+    insert_rows(log.con, "design_review_vote", [
+        {"item_id": v.item_id, "annotator": v.annotator, "review_round": v.review_round, "flawed": v.flawed,
+         "comment": v.comment or None, "sheet_path": str(path), "sheet_row": v.row, "activity_id": log.activity_id}
+        for v in votes], conflict="replace")
+    insert_rows(log.con, "design_review_sheet", [
+        {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
+         "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
+         "n_votes": len(votes), "n_blank": blank, "activity_id": log.activity_id}], conflict="replace")
 
 
 def annotator_caller(step: Step, providers: ModelProvidersResource) -> tuple[ModelCaller, CallSettings, str]:
@@ -202,6 +215,15 @@ def annotator_caller(step: Step, providers: ModelProvidersResource) -> tuple[Mod
     settings and a name for provenance."""
     caller, role = role_caller(step.warehouse, step.activity_id, providers, "annotator", repair_request)
     return caller, CallSettings(role.model, role.temperature, role.max_output_tokens), f"model {role.provider}/{role.model}"
+
+
+class MachineLabels(NamedTuple):
+    """One design's labels from a labeller: {indicator: (flawed, rule, evidence)}, the indicators it could not
+    label with (indicator, reason code, detail), and the model requests that took."""
+
+    labels: dict[str, tuple]
+    failures: tuple[tuple[str, str, str], ...] = ()
+    requests_sent: int = 0
 
 
 class _JudgeLabeller:
@@ -212,10 +234,10 @@ class _JudgeLabeller:
     def __init__(self, store: BlobStore, thresholds: JudgeThresholds) -> None:
         self.store, self.thresholds = store, thresholds
 
-    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> dict[str, tuple]:
+    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> MachineLabels:
         render = Image.open(io.BytesIO(self.store.get_bytes(png_sha))).convert("RGB")
-        return {j.indicator: (j.flawed, f"judge {self.thresholds.digest()[:12]}", j.evidence)
-                for j in judge_design(design, render, indicators, thresholds=self.thresholds)}
+        return MachineLabels({j.indicator: (j.flawed, f"judge {self.thresholds.digest()[:12]}", j.evidence)
+                              for j in judge_design(design, render, indicators, thresholds=self.thresholds)})
 
 
 class _ModelLabeller:
@@ -228,13 +250,13 @@ class _ModelLabeller:
 
     def __init__(self, step: Step, store: BlobStore, providers: ModelProvidersResource,
                  examples: dict[str, list[LabelledExample]]) -> None:
-        self.step, self.store, self.examples = step, store, examples
+        self.store, self.examples = store, examples
         self.caller, self.settings, self.rule = annotator_caller(step, providers)
 
-    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> dict[str, tuple]:
+    def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> MachineLabels:
         image = self.store.get_bytes(png_sha)
         priors = [element_box(design, element_id) for element_id in dict.fromkeys(perturbed)]
-        out, failures = {}, []
+        out, failures, sent = {}, [], 0
         for name in indicators:
             request = build_label_request(design, image, "image/png", name, indicator(name).definition,
                                           self.examples.get(name, []), priors, self.settings)
@@ -244,12 +266,9 @@ class _ModelLabeller:
                 out[name] = (label.flawed, self.rule, {"reason": label.reason, "box": label.box, "element_id": label.element_id,
                                                        "calls": list(outcome.call_ids)})
             else:
-                failures.append((f"{design.design_id}|{name}", outcome.reason_code or outcome.status, outcome.detail))
-            self.step.counts["label_requests_sent"] += outcome.requests_sent
-        if failures:
-            with self.step.batch() as log:
-                log.rejected(LABEL_STAGE, failures)
-        return out
+                failures.append((name, outcome.reason_code or outcome.status, outcome.detail))
+            sent += outcome.requests_sent
+        return MachineLabels(out, tuple(failures), sent)
 
 
 def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]]:
@@ -281,59 +300,64 @@ def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]
     return dict(out)
 
 
-def _machine_labels(work: tuple) -> dict[str, tuple]:
-    """One design's labels from the labeller, for the indicators people left unresolved."""
-    labeller, _, (record, sha), unresolved, perturbed = work
-    return labeller.label(Design.from_dict(json.loads(record)), sha, unresolved, perturbed) if unresolved else {}
-
-
 def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, batch_size: int, max_concurrency: int) -> None:
-    """(Re)label the items whose label is missing or whose vote count changed; one labeller call per design, up to
-    ``max_concurrency`` designs at once (model calls spend their time waiting on the network)."""
+    """(Re)label the items whose label is missing or whose vote count changed: one item of the loop per design (one
+    labeller call for its unresolved indicators), up to ``max_concurrency`` designs at once (model calls spend
+    their time waiting on the network)."""
     wh = step.warehouse
     select = ("SELECT d.design_id, d.record, r.png_sha256 FROM design d JOIN design_render r USING (design_id)"
               " WHERE d.design_id IN (SELECT design_id FROM design_review_item)")
-    for page in wh.pages(select, [], key="d.design_id", block=batch_size):
-        with step.batch() as log, registered(log.con, "_page", pd.DataFrame({"design_id": [p[0] for p in page]})):
-            items = log.con.execute(
-                "SELECT i.item_id, i.design_id, i.indicator, l.n_votes FROM design_review_item i"
-                " LEFT JOIN design_label l ON l.design_id = i.design_id AND l.indicator = i.indicator"
-                " WHERE i.design_id IN (SELECT design_id FROM _page)").fetchall()
-            ops = log.con.execute(
-                "SELECT design_id, element_id, element_type, op FROM design_perturbation_op"
-                " WHERE design_id IN (SELECT design_id FROM _page) ORDER BY design_id, op_index").fetchall()
-        stale = [i for i in items if i[3] is None or i[3] != vote_counts.get(i[0], 0)]
-        if not stale:
-            continue
-        by_design: dict[str, list] = defaultdict(list)
-        for design_id, *op in ops:
-            by_design[design_id].append(tuple(op))
-        pages = {design_id: (record, sha) for design_id, record, sha in page}
-        designs = sorted({i[1] for i in stale})
 
-        work = [(labeller, design_id, pages[design_id],
-                 [i[2] for i in stale if i[1] == design_id and (human.get(i[0]) is None or human[i[0]].flawed is None)],
-                 [op[0] for op in by_design[design_id]]) for design_id in designs]
-        with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="design-label") as pool:
-            machine_by_design = dict(zip(designs, pool.map(_machine_labels, work)))
+    def pending() -> Iterator[Item]:
+        for page in wh.pages(select, [], key="d.design_id", block=batch_size):
+            with step.batch() as log, registered(log.con, "_page", pd.DataFrame({"design_id": [p[0] for p in page]})):
+                items = log.con.execute(
+                    "SELECT i.item_id, i.design_id, i.indicator, l.n_votes FROM design_review_item i"
+                    " LEFT JOIN design_label l ON l.design_id = i.design_id AND l.indicator = i.indicator"
+                    " WHERE i.design_id IN (SELECT design_id FROM _page)").fetchall()
+                ops = log.con.execute(
+                    "SELECT design_id, element_id, element_type, op FROM design_perturbation_op"
+                    " WHERE design_id IN (SELECT design_id FROM _page) ORDER BY design_id, op_index").fetchall()
+            stale = [i for i in items if i[3] is None or i[3] != vote_counts.get(i[0], 0)]
+            by_design: dict[str, list] = defaultdict(list)
+            for design_id, *op in ops:
+                by_design[design_id].append(tuple(op))
+            for design_id, record, sha in page:
+                wanted = [(item_id, name) for item_id, d, name, _ in stale if d == design_id]
+                if wanted:
+                    digest = digest_of([record, sha, [[item_id, vote_counts.get(item_id, 0)] for item_id, _ in wanted]])
+                    yield Item(design_id, design_id, digest, (record, sha, wanted, by_design[design_id]))
+
+    def label(item: Item) -> Kept:
+        """One design's label rows: people's majority where it resolves an item, else the labeller's verdict."""
+        record, sha, wanted, ops = item.payload
+        unresolved = [name for item_id, name in wanted if human.get(item_id) is None or human[item_id].flawed is None]
+        machine = (labeller.label(Design.from_dict(json.loads(record)), sha, unresolved, [op[0] for op in ops])
+                   if unresolved else MachineLabels({}))
+        answers = answer_elements(ops)
         rows = []
-        for design_id in designs:
-            wanted = [i for i in stale if i[1] == design_id]
-            answers = answer_elements(by_design[design_id])
-            machine = machine_by_design[design_id]
-            for item_id, _, name, _ in wanted:
-                label = human.get(item_id)
-                if label is not None and label.flawed is not None:
-                    flawed, source, rule, evidence = label.flawed, "human", label.rule, {"n_flawed": label.n_flawed}
-                elif name in machine:
-                    source = labeller.source
-                    flawed, rule, evidence = machine[name]
-                else:
-                    continue  # the model gave no valid answer: unlabelled, its reason in rejection
-                rows.append({"design_id": design_id, "indicator": name, "flawed": flawed, "source": source, "rule": rule,
-                             "n_votes": vote_counts.get(item_id, 0), "answer_element_id": answers[name],
-                             "evidence": json.dumps(evidence, sort_keys=True, default=str)})
-                step.counts[f"{source}:{'flawed' if flawed else 'good'}"] += 1
-        with step.batch() as log:
-            log.used({r["design_id"] for r in rows}, "design")
-            insert_rows(log.con, "design_label", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+        for item_id, name in wanted:
+            got = human.get(item_id)
+            if got is not None and got.flawed is not None:
+                flawed, source, rule, evidence = got.flawed, "human", got.rule, {"n_flawed": got.n_flawed}
+            elif name in machine.labels:
+                source = labeller.source
+                flawed, rule, evidence = machine.labels[name]
+            else:
+                continue  # the model gave no valid answer: unlabelled, its reason in rejection
+            rows.append({"design_id": item.key, "indicator": name, "flawed": flawed, "source": source, "rule": rule,
+                         "n_votes": vote_counts.get(item_id, 0), "answer_element_id": answers[name],
+                         "evidence": json.dumps(evidence, sort_keys=True, default=str)})
+        return Kept((rows, machine), count="designs_labelled")
+
+    def write(log: ActivityLog, done: list[Done]) -> None:
+        rows = [row for d in done for row in d.outcome.value[0]]
+        log.used({r["design_id"] for r in rows}, "design")
+        insert_rows(log.con, "design_label", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+        log.rejected(LABEL_STAGE, [(f"{d.item.key}|{name}", code, detail)
+                                   for d in done for name, code, detail in d.outcome.value[1].failures])
+        for row in rows:
+            step.counts[f"{row['source']}:{'flawed' if row['flawed'] else 'good'}"] += 1
+        step.counts["label_requests_sent"] += sum(d.outcome.value[1].requests_sent for d in done)
+
+    run_items(step, LABEL_STAGE, pending(), label, write, batch_size=batch_size, workers=max_concurrency)

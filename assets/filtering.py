@@ -2,8 +2,8 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.lib.images import filter_reason
-from assets.lib.iteration import batched
+from assets.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.lib.images import FilterRules, filter_reason
 from assets.normalization import normalized_images
 from assets.settings import PoolSettings
 from assets.step import recorded_step
@@ -14,9 +14,16 @@ from warehouse.ids import digest_of
 FILTER_STAGE = "filter"
 
 
+def judge(item: Item, rules: FilterRules) -> Kept | Rejected:
+    """One record's filter decision (``item.payload`` is its row of record, license and image measures)."""
+    row = item.payload
+    reason = filter_reason(width=row.width, height=row.height, pixel_std=row.pixel_std, license=row.license, rules=rules)
+    return Kept(row, count="eligible") if reason is None else Rejected(*reason, value=row)
+
+
 @asset(
     group_name="image_pool",
-    code_version="1",
+    code_version="2",
     deps=[normalized_images],
     description="Every decoded record judged against the filters (license allow-list, size, aspect, blank); rejections keep their reason.",
 )
@@ -29,7 +36,7 @@ def pool_candidates(
     rule_digest = digest_of(parameters)
     with recorded_step(context, wh, parameters) as step:
         pending = wh.query(
-            "SELECT r.record_id, r.license, d.image_id, i.width, i.height, i.pixel_std"
+            "SELECT r.record_id, r.locator, r.license, d.image_id, i.width, i.height, i.pixel_std"
             " FROM source_record r"
             " JOIN record_file f ON f.record_id = r.record_id"
             " JOIN file_decode d ON d.file_sha256 = f.file_sha256"
@@ -40,32 +47,32 @@ def pool_candidates(
             [rule_digest],
         )
         step.counts["records_pending"] = len(pending)
-        for chunk in batched(pending.itertuples(index=False), pool.batch_size):
-            decisions = [
-                (row, filter_reason(width=row.width, height=row.height, pixel_std=row.pixel_std, license=row.license, rules=rules))
-                for row in chunk
-            ]
-            with step.batch() as log:
-                log.used((row.record_id for row, _ in decisions), "record")
-                log.used((row.image_id for row, _ in decisions), "image")
-                insert_rows(
-                    log.con,
-                    "pool_candidate",
-                    [
-                        {
-                            "record_id": row.record_id,
-                            "image_id": row.image_id,
-                            "eligible": reason is None,
-                            "reason_code": reason[0] if reason else None,
-                            "rule_digest": rule_digest,
-                            "activity_id": log.activity_id,
-                        }
-                        for row, reason in decisions
-                    ],
-                    conflict="replace",
-                )
-                log.rejected(FILTER_STAGE, [(row.record_id, *reason) for row, reason in decisions if reason])
-                log.unrejected(FILTER_STAGE, [row.record_id for row, reason in decisions if reason is None])
-            for _, reason in decisions:
-                step.counts["eligible" if reason is None else f"rejected:{reason[0]}"] += 1
+        items = (
+            Item(row.record_id, row.locator, digest_of([row.image_id, row.license, rule_digest]), row)
+            for row in pending.itertuples(index=False)
+        )
+
+        def write(log, done: list[Done]) -> None:
+            rows = [d.outcome.value for d in done]
+            log.used((row.record_id for row in rows), "record")
+            log.used((row.image_id for row in rows), "image")
+            insert_rows(
+                log.con,
+                "pool_candidate",
+                [
+                    {
+                        "record_id": d.item.key,
+                        "image_id": d.outcome.value.image_id,
+                        "eligible": d.kept,
+                        "reason_code": None if d.kept else d.outcome.reason_code,
+                        "rule_digest": rule_digest,
+                        "activity_id": log.activity_id,
+                    }
+                    for d in done
+                ],
+                conflict="replace",
+            )
+            log.unrejected(FILTER_STAGE, [d.item.key for d in done if d.kept])
+
+        run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules), write, batch_size=pool.batch_size)
     return MaterializeResult(metadata=step.summary())

@@ -41,7 +41,7 @@ from dagster import Failure
 
 from assets.lib.iteration import batched
 from assets.step import Step
-from warehouse.db import insert_rows, registered
+from warehouse.db import WarehouseUnavailable, insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
 P = TypeVar("P")
@@ -65,13 +65,19 @@ class Item(Generic[P]):
 
     ``key`` is the entity id the outcome is about (``rejection.entity_id``); ``locator`` says where the item came
     from (``file#line=N``, a URL, an id) for warnings and details; ``digest`` fingerprints what the item function
-    reads, so a quarantined item is tried again once it changes.
+    reads, so a quarantined item is tried again once it changes. ``also`` names further entities that share the
+    item's outcome (records that point at one URL share its fetch): they get the same rejection rows.
     """
 
     key: str
     locator: str
     digest: str
     payload: P
+    also: tuple[str, ...] = ()
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        return (self.key, *self.also)
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,8 @@ class _Fault:
 
 def is_whole_step_error(exc: BaseException) -> bool:
     """Exceptions that no single item caused: the step must stop and say so, not quarantine every item."""
-    if isinstance(exc, (StepError, StopItems, Failure, MemoryError, duckdb.IOException, duckdb.FatalException)):
+    if isinstance(exc, (StepError, StopItems, Failure, MemoryError, WarehouseUnavailable, duckdb.IOException,
+                        duckdb.FatalException)):
         return True
     return isinstance(exc, OSError) and exc.errno in _WHOLE_STEP_ERRNOS
 
@@ -145,7 +152,10 @@ class ItemLoop(Generic[P]):
     ``process`` is the stage's per-item function (pure where it can be). ``write(log, done)`` stores a batch of
     outcomes (both kept and rejected) in the stage's tables inside the batch's transaction; the loop adds the
     ``rejection`` rows itself unless ``record_rejections`` is False (for a stage whose rejection rows name other
-    entities). ``workers`` > 1 processes a batch on a thread pool (order of outcomes is kept).
+    entities). ``workers`` > 1 processes a batch on a thread pool (order of outcomes is kept). ``finish`` is an
+    optional batch step between the two, outside the transaction, for work that is cheaper per batch (a model's
+    forward pass): it maps the batch's kept outcomes to new outcomes; should it fail on a batch it is run item by
+    item, so only the item it fails on becomes ``internal_error``.
     """
 
     def __init__(
@@ -159,6 +169,7 @@ class ItemLoop(Generic[P]):
         workers: int = 1,
         record_rejections: bool = True,
         log: logging.Logger | Any | None = None,
+        finish: Callable[[list[Done[P]]], list[Outcome]] | None = None,
     ) -> None:
         self.step = step
         self.stage = stage
@@ -168,6 +179,7 @@ class ItemLoop(Generic[P]):
         self.workers = max(1, workers)
         self.record_rejections = record_rejections
         self.log = log or step.log
+        self.finish = finish
         self.stopped: str | None = None
 
     def run(self, items: Iterable[Item[P]]) -> None:
@@ -181,7 +193,8 @@ class ItemLoop(Generic[P]):
                 if skipped:
                     self.step.counts["quarantined"] += len(skipped)
                 results = list(executor.map(self._safe_process, todo) if executor else map(self._safe_process, todo))
-                self._commit([(item, result) for item, result in zip(todo, results) if result is not None], earlier)
+                done = [(item, result) for item, result in zip(todo, results) if result is not None]
+                self._commit(self._finished(done), earlier)
                 if self.stopped:
                     self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
                     break
@@ -204,6 +217,22 @@ class ItemLoop(Generic[P]):
             return fault_of(exc, f"processing {item.locator}")
 
     # -- per batch -----------------------------------------------------------------------------------------
+    def _finished(self, done: list[tuple[Item[P], Outcome | _Fault]]) -> list[tuple[Item[P], Outcome | _Fault]]:
+        kept = [Done(item, result) for item, result in done if isinstance(result, Kept)]
+        if self.finish is None or not kept:
+            return done
+        try:
+            finished = list(self.finish(kept))
+        except Exception as exc:  # noqa: BLE001
+            if is_whole_step_error(exc):
+                raise
+            if len(kept) > 1:
+                finished = [self._finished([(d.item, d.outcome)])[0][1] for d in kept]
+            else:
+                finished = [fault_of(exc, f"finishing {kept[0].item.locator}")]
+        by_key = {d.item.key: outcome for d, outcome in zip(kept, finished)}
+        return [(item, by_key.get(item.key, result)) for item, result in done]
+
     def _commit(self, done: list[tuple[Item[P], Outcome | _Fault]], retried: set[str]) -> None:
         """Write a batch in one transaction; if the stage's writer fails on it, write item by item so only the
         item whose rows cannot be written becomes ``internal_error``."""
@@ -232,19 +261,20 @@ class ItemLoop(Generic[P]):
                 self.write(log, outcomes)
             if self.record_rejections:
                 for retryable in (False, True):
-                    log.rejected(self.stage, [(d.item.key, d.outcome.reason_code, d.outcome.detail) for d in outcomes
-                                              if isinstance(d.outcome, Rejected) and d.outcome.retryable is retryable],
-                                 retryable=retryable)
+                    log.rejected(self.stage, [(entity, d.outcome.reason_code, d.outcome.detail) for d in outcomes
+                                              if isinstance(d.outcome, Rejected) and d.outcome.retryable is retryable
+                                              for entity in d.item.entities], retryable=retryable)
             if faults:
                 self._quarantine(log, faults)
-            healed = [d.item.key for d in outcomes if d.item.key in retried]
+            healed = [entity for d in outcomes if d.item.key in retried for entity in d.item.entities]
             if healed:
                 self._release(log, healed)
 
     def _quarantine(self, log: ActivityLog, faults: list[tuple[Item[P], _Fault]]) -> None:
         now = utcnow()
         log.entities(Entity(item.key, item.key.split(":", 1)[0], attributes={"locator": item.locator}) for item, _ in faults)
-        log.rejected(self.stage, [(item.key, INTERNAL_ERROR, f"{item.locator}: {fault.detail}") for item, fault in faults])
+        log.rejected(self.stage, [(entity, INTERNAL_ERROR, f"{item.locator}: {fault.detail}")
+                                  for item, fault in faults for entity in item.entities])
         insert_rows(log.con, "item_quarantine", [
             {"stage": self.stage, "item_key": item.key, "asset_key": self.step.asset_key, "locator": item.locator,
              "input_digest": item.digest, "code_version": self.step.code_version, "error_type": fault.error_type,

@@ -1,54 +1,69 @@
 """Normalization: decode each fetched file once into an upright RGB image, measure it, sign it.
 
 The perceptual signature is computed here, while the decoded pixels are in memory, so the
-de-duplication stage never has to decode an image again.
+de-duplication stage never has to decode an image again. Every file runs through the item loop:
+a file is decoded (kept) or rejected with the decoder's reason, and one that makes the code fail
+is ``internal_error`` without costing the other files their decode.
 """
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.collection import fetched_files
+from assets.item_loop import Done, Item, Kept, Rejected, StepError, run_items
 from assets.lib.images import DecodedImage, DecodeFailure, decode_normalized, encode_normalized
-from assets.lib.iteration import batched
 from assets.lib.perceptual import PerceptualSignature, compute_signature
 from assets.settings import PoolSettings
 from assets.signatures import signature_row
 from assets.step import recorded_step
-from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
+from resources.blob_store import BlobNotFound, BlobRef, BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import entity_id
 from warehouse.lineage import ActivityLog, Entity
 
 DECODE_STAGE = "decode"
+BLOB_MISSING = "blob_missing"
 
 
 @dataclass(frozen=True)
 class Normalized:
-    file_sha256: str
-    decoded: DecodedImage | None
-    failure: DecodeFailure | None
-    normalized: BlobRef | None
-    signature: PerceptualSignature | None
+    decoded: DecodedImage
+    normalized: BlobRef
+    signature: PerceptualSignature | None  # None below the signature's minimum size (the filter rejects those)
 
 
-def _normalize(store: BlobStore, file_sha256: str, max_pixels: int) -> Normalized:
+def read_blob(store: BlobStore, item: Item[str]) -> bytes | Rejected:
+    """The blob ``item.payload`` names. One the store has lost is a retryable rejection (tried again on every run
+    until the bytes are back); a store that cannot be read at all fails the step, as it is no one item's fault."""
     try:
-        decoded = decode_normalized(store.get_bytes(file_sha256), max_pixels)
+        return store.get_bytes(item.payload)
+    except BlobNotFound as exc:
+        return Rejected(BLOB_MISSING, f"{item.locator}: {exc}", retryable=True)
+    except Exception as exc:  # noqa: BLE001 - S3 unreachable, permissions: whole-step causes
+        raise StepError(f"the blob store cannot be read ({type(exc).__name__}: {exc})") from exc
+
+
+def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept | Rejected:
+    """Decode one fetched file (``item.payload`` is its sha256) and store its normalised PNG."""
+    data = read_blob(store, item)
+    if isinstance(data, Rejected):
+        return data
+    try:
+        decoded = decode_normalized(data, max_pixels)
     except DecodeFailure as failure:
-        return Normalized(file_sha256, None, failure, None, None)
-    normalized = store.put_bytes(encode_normalized(decoded.image))
-    return Normalized(file_sha256, decoded, None, normalized, compute_signature(decoded.image))
+        return Rejected(failure.reason_code, failure.detail, value=failure)
+    signature = compute_signature(decoded.image) if decoded.can_be_signed else None
+    return Kept(Normalized(decoded, store.put_bytes(encode_normalized(decoded.image)), signature), count="decoded")
 
 
 @asset(
     group_name="image_pool",
-    code_version="1",
+    code_version="2",
     deps=[fetched_files],
-    description="Upright RGB images decoded from fetched files (originals kept), with size, spread and perceptual signature.",
+    description="Upright RGB images decoded from fetched files (originals kept), with size, spread, frames and perceptual signature.",
 )
 def normalized_images(
     context: AssetExecutionContext,
@@ -61,39 +76,35 @@ def normalized_images(
     max_pixels = pool.filters.max_pixels
     with recorded_step(context, wh, {"max_pixels": max_pixels, "normalized_format": "png"}) as step:
         pending = wh.query(
-            "SELECT b.sha256 FROM file_blob b"
-            " WHERE NOT EXISTS (SELECT 1 FROM file_decode d WHERE d.file_sha256 = b.sha256) ORDER BY b.sha256"
-        )["sha256"].tolist()
+            "SELECT b.sha256, min(r.locator) AS locator FROM file_blob b"
+            " LEFT JOIN record_file f ON f.file_sha256 = b.sha256 LEFT JOIN source_record r USING (record_id)"
+            " WHERE NOT EXISTS (SELECT 1 FROM file_decode d WHERE d.file_sha256 = b.sha256)"
+            " GROUP BY b.sha256 ORDER BY b.sha256"
+        )
         step.counts["files_pending"] = len(pending)
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool_executor:
-            for chunk in batched(pending, pool.batch_size):
-                results = list(pool_executor.map(lambda sha: _normalize(store, sha, max_pixels), chunk))
-                with step.batch() as log:
-                    _write_normalized(log, results)
-                for result in results:
-                    step.counts["decoded" if result.decoded else f"rejected:{result.failure.reason_code}"] += 1
+        items = (
+            Item(entity_id("file", sha), locator or store.uri(sha), sha, sha)
+            for sha, locator in pending.itertuples(index=False)
+        )
+        run_items(step, DECODE_STAGE, items, lambda item: normalize_file(store, item, max_pixels), _write_normalized,
+                  batch_size=pool.batch_size, workers=os.cpu_count() or 2)
         context.log.info(f"normalization summary: {dict(step.counts)}")
     return MaterializeResult(metadata=step.summary())
 
 
-def _write_normalized(log: ActivityLog, results: list[Normalized]) -> None:
-    decodes, images, signatures, failures, derived = [], {}, {}, [], []
-    for r in results:
-        file_entity = entity_id("file", r.file_sha256)
-        image_id = entity_id("image", r.decoded.pixel_sha256) if r.decoded else None
-        decodes.append(
-            {
-                "file_sha256": r.file_sha256,
-                "image_id": image_id,
-                "source_format": r.decoded.source_format if r.decoded else None,
-                "source_mode": r.decoded.source_mode if r.decoded else None,
-                "exif_orientation": r.decoded.exif_orientation if r.decoded else None,
-                "activity_id": log.activity_id,
-            }
-        )
-        if r.failure:
-            failures.append((file_entity, r.failure.reason_code, r.failure.detail))
+def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
+    """file_decode rows for every decided file (a missing blob is left pending), images and signatures for the
+    decoded ones; the loop adds the rejection rows."""
+    decodes, images, signatures, derived = [], {}, {}, []
+    for d in done:
+        outcome = d.outcome
+        if isinstance(outcome, Rejected):
+            if outcome.value is not None:
+                decodes.append(_decode_row(d.item.payload, None, outcome.value.source_format, log.activity_id))
             continue
+        r: Normalized = outcome.value
+        image_id = entity_id("image", r.decoded.pixel_sha256)
+        decodes.append(_decode_row(d.item.payload, image_id, r.decoded.source_format, log.activity_id, r.decoded))
         images[image_id] = {
             "image_id": image_id,
             "pixel_sha256": r.decoded.pixel_sha256,
@@ -104,9 +115,10 @@ def _write_normalized(log: ActivityLog, results: list[Normalized]) -> None:
             "pixel_std": r.decoded.pixel_std,
             "activity_id": log.activity_id,
         }
-        signatures[image_id] = signature_row(image_id, r.signature, log.activity_id)
-        derived.append((image_id, file_entity, "decoded_from"))
-    log.used((entity_id("file", r.file_sha256) for r in results), "file")
+        if r.signature is not None:
+            signatures[image_id] = signature_row(image_id, r.signature, log.activity_id)
+        derived.append((image_id, d.item.key, "decoded_from"))
+    log.used((d.item.key for d in done), "file")
     log.entities(
         Entity(i, "image", row["normalized_sha256"], {"width": row["width"], "height": row["height"]})
         for i, row in images.items()
@@ -116,4 +128,18 @@ def _write_normalized(log: ActivityLog, results: list[Normalized]) -> None:
     insert_rows(log.con, "image", list(images.values()))
     insert_rows(log.con, "image_signature", list(signatures.values()))
     insert_rows(log.con, "file_decode", decodes)
-    log.rejected(DECODE_STAGE, failures)
+    log.unrejected(DECODE_STAGE, [d.item.key for d in done if d.kept])  # a blob that was missing and is back
+
+
+def _decode_row(file_sha256: str, image_id: str | None, source_format: str | None, activity_id: str,
+                decoded: DecodedImage | None = None) -> dict:
+    return {
+        "file_sha256": file_sha256,
+        "image_id": image_id,
+        "source_format": source_format,
+        "source_mode": decoded.source_mode if decoded else None,
+        "exif_orientation": decoded.exif_orientation if decoded else None,
+        "frame_count": decoded.frame_count if decoded else None,
+        "frame_used": decoded.frame_used if decoded else None,
+        "activity_id": activity_id,
+    }

@@ -1,7 +1,9 @@
 """Perceptual near-duplicates: a multi-index Hamming search over several hashes, each hit verified.
 
 Only images not yet scanned are compared, against everything scanned before (whose hashes are
-indexed in memory; their thumbnails are read only when a candidate needs verifying).
+indexed in memory; their thumbnails are read only when a candidate needs verifying). Each new
+image is one item of the item loop, matched and then indexed, so an image whose stored signature
+cannot be read or matched is ``internal_error`` and the others are still scanned.
 """
 
 from dataclasses import asdict
@@ -10,12 +12,13 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.duplicate_evidence import Evidence, record_scan
 from assets.filtering import pool_candidates
-from assets.lib.iteration import batched
-from assets.lib.perceptual import PerceptualMatcher, PerceptualParams
+from assets.item_loop import Done, Item, Kept, run_items
+from assets.lib.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
 from assets.settings import PoolSettings
-from assets.signatures import load_signatures, stream_hashes, stream_signatures
+from assets.signatures import load_signatures, stream_hashes, stream_signature_records
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
+from warehouse.lineage import ActivityLog
 
 PERCEPTUAL_SCAN = "perceptual"
 
@@ -23,9 +26,14 @@ _ELIGIBLE = "s.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"
 _SCANNED = f"EXISTS (SELECT 1 FROM match_scan m WHERE m.image_id = s.image_id AND m.method = '{PERCEPTUAL_SCAN}')"
 
 
+def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
+    """Match one new image (``item.payload`` is its stored signature row) against everything indexed, then index it."""
+    return Kept(matcher.match_one(item.key, PerceptualSignature.from_record(item.payload)), count="images_scanned")
+
+
 @asset(
     group_name="image_pool",
-    code_version="1",
+    code_version="2",
     deps=[pool_candidates],
     description="Near-duplicate pairs among eligible images by perceptual hashes (flip-, crop- and rotation-aware), each verified.",
 )
@@ -37,17 +45,13 @@ def perceptual_duplicates(
     with recorded_step(context, wh, {"perceptual": asdict(params)}) as step:
         matcher = PerceptualMatcher(params, load_signatures=lambda ids: load_signatures(wh, ids))
         matcher.index_existing(stream_hashes(wh, f"{_ELIGIBLE} AND {_SCANNED}"))
-        new = stream_signatures(wh, f"{_ELIGIBLE} AND NOT {_SCANNED}")
-        for chunk in batched(new, pool.batch_size):
-            matches = list(matcher.match_new(chunk))
-            ids = [image_id for image_id, _ in chunk]
-            with step.batch() as log:
-                record_scan(
-                    log,
-                    PERCEPTUAL_SCAN,
-                    ids,
-                    (Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score) for m in matches),
-                )
-            step.counts["images_scanned"] += len(ids)
-            step.counts["pairs"] += len(matches)
+        items = (Item(image_id, image_id, image_id, record)
+                 for image_id, record in stream_signature_records(wh, f"{_ELIGIBLE} AND NOT {_SCANNED}"))
+
+        def write(log: ActivityLog, done: list[Done[dict]]) -> None:
+            matches = [m for d in done for m in d.outcome.value]
+            step.counts["pairs"] += record_scan(log, PERCEPTUAL_SCAN, [d.item.key for d in done], (
+                Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score) for m in matches))
+
+        run_items(step, PERCEPTUAL_SCAN, items, lambda item: match_image(matcher, item), write, batch_size=pool.batch_size)
     return MaterializeResult(metadata=step.summary())

@@ -6,17 +6,19 @@ can be printed from the warehouse (view ``photocritique_selection_flow``).
 
 import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.exports import Contents, ExportFile, publish
-from assets.lib.critique_filters import CommentDecision, PostDecision, select_references
+from assets.item_loop import Done, Item, Kept, run_items
+from assets.lib.critique_filters import CommentDecision, FilterParams, select_references
 from assets.lib.reddit_records import Comment, Post
 from assets.pool import image_pool
 from assets.reddit_ingest import reddit_comments, reddit_posts
-from assets.reddit_post_images import reddit_post_images
+from assets.reddit_post_images import candidate_entity, reddit_post_images
 from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
@@ -82,54 +84,84 @@ def _image_status(con, post_ids: pd.DataFrame) -> dict[str, tuple[tuple[str, str
     return status
 
 
-def _decide_page(step: Step, post_ids: list[str], settings: PhotocritiqueSettings) -> None:
-    params = settings.filter_params()
+@dataclass(frozen=True)
+class _Candidate:
+    """What one post's decision reads: the post, its comments and its image status; ``missing`` instead when
+    no source returned the post."""
+
+    post_id: str
+    post_entity: str | None = None
+    post: str = ""  # the stored records, parsed by the item function
+    comments: tuple[tuple[str, str], ...] = ()
+    image: tuple[tuple[str, str] | None, str | None, str | None] = (("no_image", "image links not resolved yet"), None, None)
+    missing: str | None = None
+
+
+def _candidates(step: Step, post_ids: list[str]) -> list[Item[_Candidate]]:
+    """One page of candidates with everything their decisions read, as items fingerprinted by it."""
     frame = pd.DataFrame({"post_id": post_ids})
     with step.batch() as log, registered(log.con, "_page", frame):
         posts = {
-            pid: (entity, Post.from_row(json.loads(record)))
+            pid: (entity, record)
             for pid, entity, record in log.con.execute(
                 "SELECT post_id, entity_id, record FROM reddit_post WHERE post_id IN (SELECT post_id FROM _page)"
             ).fetchall()
         }
-        comments: dict[str, list[tuple[str, Comment]]] = defaultdict(list)
+        comments: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for pid, entity, record in log.con.execute(
             "SELECT post_id, entity_id, record FROM reddit_comment WHERE post_id IN (SELECT post_id FROM _page) ORDER BY comment_id"
         ).fetchall():
-            comments[pid].append((entity, Comment.from_row(json.loads(record))))
-        missing = {
-            pid: detail
-            for pid, detail in log.con.execute(
+            comments[pid].append((entity, record))
+        missing = dict(
+            log.con.execute(
                 "SELECT p.post_id, coalesce((SELECT string_agg(DISTINCT s.source_kind || '/' || s.reason_code, ', ')"
                 "   FROM reddit_source_problem s WHERE s.item_id = p.post_id), 'no configured source returned it')"
                 " FROM _page p WHERE p.post_id NOT IN (SELECT post_id FROM reddit_post)"
             ).fetchall()
-        }
+        )
         images = _image_status(log.con, pd.DataFrame({"post_id": list(posts)}))
-    decisions: list[tuple[str, PostDecision, list[CommentDecision], str | None, str | None]] = []
-    for pid, (_, post) in posts.items():
-        problem, record_id, item = images.get(pid, (("no_image", "image links not resolved yet"), None, None))
-        post_decision, comment_decisions = select_references(post, [c for _, c in comments[pid]], problem, params)
-        decisions.append((pid, post_decision, comment_decisions, record_id, item))
-    with step.batch() as log, registered(log.con, "_page", frame):
+    items = []
+    for pid in post_ids:
+        if pid in missing:
+            candidate = _Candidate(pid, missing=missing[pid])
+            digest = digest_of(["missing", missing[pid]])
+        else:
+            entity, record = posts[pid]
+            candidate = _Candidate(pid, entity, record, tuple(comments[pid]), images.get(pid, _Candidate.image))
+            digest = digest_of([entity, [e for e, _ in comments[pid]], candidate.image])
+        items.append(Item(candidate_entity(pid), pid, digest, candidate))
+    return items
+
+
+def _decide(item: Item[_Candidate], params: FilterParams) -> Kept:
+    """The benchmark's rules for one post and its comments (pure); an exclusion is a decision row, written with
+    its rejection rows by ``_write_decisions``."""
+    c = item.payload
+    if c.missing is not None:
+        return Kept(c.missing, count="posts_not_found")
+    post = Post.from_row(json.loads(c.post))
+    comments = [(entity, Comment.from_row(json.loads(record))) for entity, record in c.comments]
+    decision, comment_decisions = select_references(post, [comment for _, comment in comments], c.image[0], params)
+    return Kept((decision, comment_decisions, post, comments), count=f"posts:{decision.reason_code or 'kept'}")
+
+
+def _write_page(log: ActivityLog, done: list[Done[_Candidate]]) -> None:
+    with registered(log.con, "_page", pd.DataFrame({"post_id": [d.item.payload.post_id for d in done]})):
         log.con.execute("DELETE FROM photocritique_reference WHERE post_id IN (SELECT post_id FROM _page)")
-        _write_missing(log, missing)
-        _write_decisions(log, decisions, posts, comments)
-    step.counts["posts_not_found"] += len(missing)
-    for _, decision, comment_decisions, _, _ in decisions:
-        step.counts[f"posts:{decision.reason_code or 'kept'}"] += 1
-        for c in comment_decisions:
-            step.counts[f"comments:{c.reason_code or 'reference'}"] += 1
-
-
-def _candidate_entity(post_id: str) -> str:
-    return entity_id("reddit_candidate", digest_of(["reddit", post_id]))
+    _write_missing(log, {d.item.payload.post_id: d.outcome.value for d in done if d.item.payload.missing is not None})
+    found = [d for d in done if d.item.payload.missing is None]
+    _write_decisions(
+        log,
+        [(d.item.payload.post_id, *d.outcome.value[:2], *d.item.payload.image[1:]) for d in found],
+        {d.item.payload.post_id: (d.item.payload.post_entity, d.outcome.value[2]) for d in found},
+        {d.item.payload.post_id: d.outcome.value[3] for d in found},
+    )
 
 
 def _write_missing(log: ActivityLog, missing: dict[str, str]) -> None:
     if not missing:
         return
-    log.entities(Entity(_candidate_entity(pid), "reddit_candidate", attributes={"post_id": pid}) for pid in missing)
+    log.entities(Entity(candidate_entity(pid), "reddit_candidate", attributes={"post_id": pid}) for pid in missing)
     insert_rows(
         log.con,
         "photocritique_post_decision",
@@ -145,14 +177,14 @@ def _write_missing(log: ActivityLog, missing: dict[str, str]) -> None:
                 "post_entity_id": None,
                 "image_record_id": None,
                 "pool_item_id": None,
-                "decision_entity_id": _candidate_entity(pid),
+                "decision_entity_id": candidate_entity(pid),
                 "activity_id": log.activity_id,
             }
             for pid, detail in missing.items()
         ],
         conflict="replace",
     )
-    log.rejected(POST_STAGE, ((_candidate_entity(pid), NOT_FOUND, detail) for pid, detail in missing.items()))
+    log.rejected(POST_STAGE, ((candidate_entity(pid), NOT_FOUND, detail) for pid, detail in missing.items()))
 
 
 def _write_decisions(log: ActivityLog, decisions, posts, comments) -> None:
@@ -265,8 +297,15 @@ def photocritique_references(
         if last == fingerprint:
             step.notes["unchanged"] = "same candidates, posts, comments, pool decisions and filters as the last decision"
             return MaterializeResult(metadata=step.summary())
-        for page in wh.pages("SELECT post_id FROM reddit_candidate WHERE TRUE", [], key="post_id", block=photocritique.batch_size):
-            _decide_page(step, [row[0] for row in page], photocritique)
+        pages = wh.pages("SELECT post_id FROM reddit_candidate WHERE TRUE", [], key="post_id", block=photocritique.batch_size)
+        candidates = (item for page in pages for item in _candidates(step, [row[0] for row in page]))
+        filters = photocritique.filter_params()
+        run_items(step, POST_STAGE, candidates, lambda item: _decide(item, filters), _write_page,
+                  batch_size=photocritique.batch_size, record_rejections=False)
+        for reason, n in wh.query("SELECT coalesce(reason_code, 'reference') AS reason, count(*) AS n FROM"
+                                  " photocritique_comment_decision WHERE activity_id = ? GROUP BY ALL",
+                                  [step.activity_id]).itertuples(index=False):
+            step.counts[f"comments:{reason}"] += n
         with step.batch() as log:
             step.remember_inputs(log, fingerprint)
     return MaterializeResult(metadata=step.summary())

@@ -1,22 +1,27 @@
 """The poem corpus (TangPoetryBench section 3) into the warehouse; parsing lives in assets/lib/poems.py.
 
-Each corpus file is read once per content hash. Every record becomes a ``poem`` or a rejection that keeps its
-locator (``file#row=N`` / ``file#record=N``) and reason; a poem whose text changes under the same corpus id is
-replaced, and its new content is a new entity.
+Each corpus file is read once per content hash, record by record through the item loop: every record becomes a
+``poem`` or a rejection that keeps its locator (``file#row=N`` / ``file#record=N``) and reason, and an unexpected
+error on one record is that record's ``internal_error`` while the others are read. A poem whose text changes
+under the same corpus id is replaced, and its new content is a new entity. A file that cannot be read at all is
+kept as a rejected ``poem_source`` and the other files are still read; the step warns and goes on.
 """
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.lib.poems import Poem, PoemCorpusError, read_poems
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.lib.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, poem_records
 from assets.poetry_settings import PoetrySettings
-from assets.step import recorded_step
+from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import entity_id, sha256_file, sha256_hex
-from warehouse.lineage import Entity
+from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
+from warehouse.lineage import ActivityLog, Entity
 
 POEM_STAGE = "poem_corpus"
 
@@ -30,7 +35,6 @@ POEM_STAGE = "poem_corpus"
 def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, poetry: PoetrySettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     with recorded_step(context, wh, {"corpus": poetry.corpus}) as step:
-        unreadable = []
         for path in map(Path, poetry.corpus):
             if not path.is_file():
                 raise Failure(description=f"poem corpus file not found: {path}")
@@ -38,40 +42,66 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
             if step.read_before(path, sha):
                 step.counts["files_unchanged"] += 1
                 continue
+            records = poem_records(path)
             try:
-                reads = list(read_poems(path))
+                first = list(itertools.islice(records, 1))  # a whole-file problem shows before the first record
             except PoemCorpusError as exc:
                 step.reject_input(POEM_STAGE, "poem_source", path, sha, exc.reason_code, str(exc))
-                unreadable.append(str(exc))
+                with step.batch() as log:
+                    step.remember_read(log, path, sha)
+                step.notes.setdefault("unreadable_files", []).append(str(exc))
+                context.log.warning(f"{exc}; the file is rejected and the other corpus files are read")
                 continue
-            source = entity_id("poem_source", sha)
-            # Locators name the file's full path, so two corpora with one file name never overwrite each other's rows.
-            reads = [replace(r, locator=f"{path}#{r.locator.split('#', 1)[-1]}") for r in reads]
-            poems = [r for r in reads if isinstance(r, Poem)]
-            rejected = [r for r in reads if not isinstance(r, Poem)]
-            with step.batch() as log:
-                log.entities([Entity(source, "poem_source", sha, {"path": str(path)})])
-                log.used([source], "poem_source")
-                log.entities(Entity(p.entity_id, "poem", p.content_sha256, {"poem_id": p.poem_id, "locator": p.locator})
-                             for p in poems)
-                log.generated(p.entity_id for p in poems)
-                log.derived((p.entity_id, source, "read_from") for p in poems)
-                insert_rows(log.con, "poem", [_row(p, log.activity_id) for p in poems], conflict="replace")
-                reads_rows = [{"locator": p.locator, "file_sha256": sha, "poem_id": p.poem_id, "reason_code": None,
-                               "detail": None, "activity_id": log.activity_id} for p in poems]
-                reads_rows += [{"locator": r.locator, "file_sha256": sha, "poem_id": None, "reason_code": r.reason_code,
-                                "detail": r.detail, "activity_id": log.activity_id} for r in rejected]
-                insert_rows(log.con, "poem_source_read", reads_rows, conflict="replace")
-                record_ids = {r.locator: entity_id("poem_record", sha256_hex(r.locator.encode())) for r in rejected}
-                log.entities(Entity(record_ids[r.locator], "poem_record", attributes={"locator": r.locator}) for r in rejected)
-                log.rejected(POEM_STAGE, [(record_ids[r.locator], r.reason_code, f"{r.locator}: {r.detail}") for r in rejected])
-                step.remember_read(log, path, sha)
-            step.counts["poems"] += len(poems)
-            for r in rejected:
-                step.counts[f"rejected:{r.reason_code}"] += 1
-        if unreadable:
-            raise Failure(description="unreadable poem corpus file(s); the others were read: " + " | ".join(unreadable))
+            _read_file(step, path, sha, itertools.chain(first, records), poetry.batch_size)
     return MaterializeResult(metadata=step.summary())
+
+
+def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> None:
+    source = entity_id("poem_source", sha)
+    with step.batch() as log:
+        log.entities([Entity(source, "poem_source", sha, {"path": str(path)})])
+        log.used([source], "poem_source")
+    seen: dict[str, str] = {}
+    from_csv = path.suffix.lower() == ".csv"
+
+    def parse(item: Item[Any]) -> Outcome:
+        if isinstance(item.payload, PoemRejection):
+            read = replace(item.payload, locator=item.locator)
+        else:
+            read = parse_poem(item.payload, item.locator, seen, from_csv)
+        if isinstance(read, Poem):
+            return Kept(read, count="poems")
+        return Rejected(read.reason_code, f"{item.locator}: {read.detail}", value=read)
+
+    def write(log: ActivityLog, done: list[Done[Any]]) -> None:
+        poems = [d.outcome.value for d in done if d.kept]
+        rejected = [(d.item.key, d.outcome.value) for d in done if not d.kept]
+        log.entities(Entity(p.entity_id, "poem", p.content_sha256, {"poem_id": p.poem_id, "locator": p.locator}) for p in poems)
+        log.generated(p.entity_id for p in poems)
+        log.derived((p.entity_id, source, "read_from") for p in poems)
+        insert_rows(log.con, "poem", [_row(p, log.activity_id) for p in poems], conflict="replace")
+        log.entities(Entity(key, "poem_record", attributes={"locator": r.locator}) for key, r in rejected)
+        insert_rows(log.con, "poem_source_read", [
+            {"locator": p.locator, "file_sha256": sha, "poem_id": p.poem_id, "reason_code": None, "detail": None,
+             "activity_id": log.activity_id} for p in poems] + [
+            {"locator": r.locator, "file_sha256": sha, "poem_id": None, "reason_code": r.reason_code, "detail": r.detail,
+             "activity_id": log.activity_id} for _, r in rejected], conflict="replace")
+
+    # Locators name the file's full path, so two corpora with one file name never overwrite each other's rows.
+    items = (Item(_record_id(locator), locator, digest_of([locator, _content(raw)]), raw)
+             for locator, raw in ((f"{path}#{loc.split('#', 1)[-1]}", raw) for loc, raw in records))
+    run_items(step, POEM_STAGE, items, parse, write, batch_size=batch_size)
+    with step.batch() as log:
+        step.remember_read(log, path, sha)
+
+
+def _record_id(locator: str) -> str:
+    return entity_id("poem_record", sha256_hex(locator.encode()))
+
+
+def _content(raw: Any) -> Any:
+    """What a record's parse reads (the reader's own rejection stands for the unreadable record)."""
+    return [raw.reason_code, raw.detail] if isinstance(raw, PoemRejection) else raw
 
 
 def _row(poem: Poem, activity_id: str) -> dict:

@@ -5,7 +5,9 @@ fixed prompt template; each image is stored content-addressed, recorded as an en
 associated with the model, and handed to the shared pool as a ``generated`` source record (synthetic, with the
 generator, model, version, template and poem in its provenance), where it is filtered and de-duplicated like any
 other image at the pool's next run (the pool stages do not depend on this asset, so no pool rebuild ever triggers
-image generation and its cost). A failed call keeps a retryable rejection; the next run asks again only for what is missing.
+image generation and its cost). Each request (poem x generator) is one item of the item loop: a failed call keeps
+a retryable rejection and the next run asks again only for what is missing; an unexpected error on one request
+(an answer that is not an image) is its ``internal_error`` and the other requests go on.
 
 With no model configured the stage says so and, if ``poetry.stand_in_folder`` is set, takes stand-in
 illustrations from that folder (the sample corpus's paintings): ``stand_in_models`` seeded assignments of one
@@ -22,6 +24,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
 from assets.collection import write_source_records
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.poems import Poem, illustration_prompt, illustration_template
 from assets.lib.sources import SourceRow
 from assets.poetry_corpus import load_poems, poem_corpus
@@ -32,7 +35,7 @@ from resources.image_editing import ImageGeneratorsResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_hex
-from warehouse.lineage import Agent, Entity
+from warehouse.lineage import ActivityLog, Agent, Entity
 
 GENERATION_STAGE = "poem_illustration"
 STAND_IN = "stand_in"
@@ -93,21 +96,16 @@ def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, p
         _, client = resource.client(generator.name)
         agent = Agent(f"model:{generator.provider}/{generator.model}", "model", generator.model, None,
                       {"provider": generator.provider, "task": "text-to-image"})
-        for poem in todo:
-            item_id = item_id_for(poem.poem_id, generator.name)
+
+        def draw(item: Item[Poem]) -> Outcome:
+            """One request; the image is stored (content-addressed) and described for the pool."""
+            poem = item.payload
             prompt = illustration_prompt(poem)
             response = client.generate(generator.request(prompt, seed=poetry.generation_seed))
-            subject = entity_id("illustration_request", digest_of([item_id, _item_digest(settings, poem)]))
             if not response.ok:
-                with step.batch() as log:
-                    log.entities([Entity(subject, "illustration_request", attributes={"item_id": item_id})])
-                    log.rejected(GENERATION_STAGE, [(subject, response.status, f"{item_id}: {response.error}")],
-                                 retryable=response.status != "no_image")
-                step.counts[f"{generator.name}:failed:{response.status}"] += 1
-                continue
-            stored = store.put_bytes(response.image)
+                return Rejected(response.status, f"{item.locator}: {response.error}", retryable=response.status != "no_image")
             width, height = Image.open(io.BytesIO(response.image)).size
-            illustration = entity_id("illustration", stored.sha256)
+            stored = store.put_bytes(response.image)
             source_row = SourceRow(
                 source_type=GENERATED, source_name="poem_illustrations", locator=stored.uri,
                 title=f"{poem.title} ({generator.name})", creator=f"{generator.provider}/{generator.model}",
@@ -116,14 +114,22 @@ def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, p
                 extra={"synthetic": True, "poem_id": poem.poem_id, "generator": generator.name, "model": generator.model,
                        "provider_model": response.provider_model, "prompt_template": f"{template.id}@{template.version}"},
                 content_sha256=stored.sha256)
-            with step.batch() as log:
+            return Kept((prompt, response, stored, width, height, source_row), count=f"{generator.name}:generated")
+
+        def write(log: ActivityLog, done: list[Done[Poem]]) -> None:
+            log.entities(Entity(d.item.key, "illustration_request", attributes={"item_id": d.item.locator})
+                         for d in done if not d.kept)
+            for d in (d for d in done if d.kept):
+                poem, item_id = d.item.payload, d.item.locator
+                prompt, response, stored, width, height, source_row = d.outcome.value
+                illustration = entity_id("illustration", stored.sha256)
                 log.associate(agent, "generator")
                 log.entities([Entity(illustration, "illustration", stored.sha256,
                                      {"item_id": item_id, "synthetic": True, "model": generator.model})])
                 log.generated([illustration])
                 log.used([poem.entity_id], "poem")
                 log.derived([(illustration, poem.entity_id, "illustrates")])
-                log.unrejected(GENERATION_STAGE, [subject])
+                log.unrejected(GENERATION_STAGE, [d.item.key])
                 write_source_records(log, [source_row], illustration, relation="generated_image")
                 insert_rows(log.con, "file_blob", [{"sha256": stored.sha256, "n_bytes": stored.size, "media_type": response.mime,
                                                     "blob_uri": stored.uri}])
@@ -132,13 +138,16 @@ def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, p
                 insert_rows(log.con, "poem_illustration", [{
                     "item_id": item_id, "poem_id": poem.poem_id, "generator": generator.name, "kind": GENERATED,
                     "provider": generator.provider, "model": generator.model, "provider_model": response.provider_model,
-                    "settings_digest": _item_digest(settings, poem), "prompt_template": f"{template.id}@{template.version}",
+                    "settings_digest": d.item.digest, "prompt_template": f"{template.id}@{template.version}",
                     "prompt_sha256": sha256_hex(prompt.encode()), "seed": poetry.generation_seed, "stand_in_source": None,
                     "entity_id": illustration, "image_sha256": stored.sha256, "image_uri": stored.uri, "mime": response.mime,
                     "width": width, "height": height, "pool_record_id": source_row.record_id,
                     "attempts": response.attempts, "latency_ms": response.latency_ms, "activity_id": log.activity_id}],
                     conflict="replace")
-            step.counts[f"{generator.name}:generated"] += 1
+
+        requests = (Item(entity_id("illustration_request", digest_of([item_id_for(p.poem_id, generator.name), _item_digest(settings, p)])),
+                         item_id_for(p.poem_id, generator.name), _item_digest(settings, p), p) for p in todo)
+        run_items(step, GENERATION_STAGE, requests, draw, write, batch_size=poetry.batch_size)
 
 
 def _item_digest(settings: str, poem: Poem) -> str:

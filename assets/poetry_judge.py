@@ -3,16 +3,18 @@ through the provider layer, scoring each illustration per dimension; and its agr
 
 Pure logic: assets/lib/poem_judge.py (request, schema, answer checks, the offline heuristic answer) and
 assets/lib/poem_stats.py (``judge_agreement``: mean absolute error, share within 0.05, per-poem Kendall tau of the
-image ordering). Calls go through the shared caller: cached, logged in ``model_call``, one repair, and a rejection
-row for an answer that stays invalid. Dimensions the judge leaves null ("cannot tell") are left out of agreement.
+image ordering). Images run through the item loop, ``judge_max_concurrency`` at a time; calls go through the
+shared caller: cached, logged in ``model_call``, one repair, and a rejection row for an answer that stays invalid.
+Dimensions the judge leaves null ("cannot tell") are left out of agreement.
 """
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.design_labelling import CallSettings
+from assets.lib.model_calls import CallOutcome
 from assets.lib.poem_judge import build_judge_request, parse_judgement, repair_request
 from assets.lib.poem_stats import judge_agreement
 from assets.model_call_store import role_caller
@@ -25,6 +27,8 @@ from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
+from warehouse.ids import digest_of
+from warehouse.lineage import ActivityLog
 
 JUDGE_STAGE = "poem_judge"
 
@@ -52,39 +56,42 @@ def poem_judge_scores(
         settings = CallSettings(config.model, config.temperature, config.max_output_tokens)
         with step.batch() as log:
             poems = load_poems(log.con)
-            items = log.con.execute(
+            pending = log.con.execute(
                 "SELECT i.item_id, i.poem_id, i.image_sha256, i.mime FROM poem_illustration i WHERE NOT EXISTS"
                 " (SELECT 1 FROM poem_judgement j WHERE j.item_id = i.item_id AND j.judge = ? AND j.image_sha256 = i.image_sha256)"
                 " ORDER BY i.item_id",
                 [judge]).fetchall()
+        poem_digest = {poem_id: poem.content_sha256 for poem_id, poem in poems.items()}
+        items = [Item(f"{item_id}|{judge}", item_id, digest_of([sha, mime, poem_digest.get(poem_id)]), (item_id, poem_id, sha, mime))
+                 for item_id, poem_id, sha, mime in pending]
 
-        def rate(item: tuple) -> tuple:
-            item_id, poem_id, sha, mime = item
+        def rate(item: Item[tuple]) -> Outcome:
+            """One illustration asked of the judge (the caller is thread-safe and sends an identical request once)."""
+            item_id, poem_id, sha, mime = item.payload
             request = build_judge_request(poems[poem_id], store.get_bytes(sha), mime, item_id, settings)
-            return item, caller.call(request, parse_judgement, item_id=item_id)
+            outcome = caller.call(request, parse_judgement, item_id=item_id)
+            if not outcome.ok:
+                return Rejected(outcome.reason_code or outcome.status, outcome.detail, value=outcome)
+            return Kept(outcome, count="judged")
 
-        for start in range(0, len(items), poetry.batch_size):
-            with ThreadPoolExecutor(max_workers=poetry.judge_max_concurrency, thread_name_prefix="poem-judge") as pool:
-                outcomes = list(pool.map(rate, items[start:start + poetry.batch_size]))
-            rows, failures = [], []
-            for (item_id, _, sha, _), outcome in outcomes:
-                step.counts["requests_sent"] += outcome.requests_sent
-                if not outcome.ok:
-                    failures.append((f"{item_id}|{judge}", outcome.reason_code or outcome.status, outcome.detail))
-                    continue
-                j = outcome.value
-                rows.append({"item_id": item_id, "judge": judge, "image_sha256": sha, "scores": json.dumps(j.scores, sort_keys=True),
-                             "options": json.dumps(j.options, sort_keys=True),
-                             "reasons": json.dumps(j.reasons, sort_keys=True, ensure_ascii=False),
-                             "call_ids": list(outcome.call_ids)})
-            with step.batch() as log:
-                insert_rows(log.con, "poem_judgement", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-                log.used((c for r in rows for c in r["call_ids"]), "model_call")
-                log.rejected(JUDGE_STAGE, failures)
-            step.counts["judged"] += len(rows)
-            step.counts["rejected"] += len(failures)
+        def write(log: ActivityLog, done: list[Done[tuple]]) -> None:
+            rows = [_judgement_row(d.item.payload, judge, d.outcome.value) for d in done if d.kept]
+            insert_rows(log.con, "poem_judgement", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            log.used((c for r in rows for c in r["call_ids"]), "model_call")
+            log.unrejected(JUDGE_STAGE, [d.item.key for d in done if d.kept])
+            step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
+
+        run_items(step, JUDGE_STAGE, items, rate, write, batch_size=poetry.batch_size, workers=poetry.judge_max_concurrency)
         _agreement(step, judge)
     return MaterializeResult(metadata=step.summary())
+
+
+def _judgement_row(item: tuple, judge: str, outcome: CallOutcome) -> dict:
+    item_id, _, sha, _ = item
+    j = outcome.value
+    return {"item_id": item_id, "judge": judge, "image_sha256": sha, "scores": json.dumps(j.scores, sort_keys=True),
+            "options": json.dumps(j.options, sort_keys=True), "reasons": json.dumps(j.reasons, sort_keys=True, ensure_ascii=False),
+            "call_ids": list(outcome.call_ids)}
 
 
 def _agreement(step, judge: str) -> None:

@@ -2,8 +2,10 @@
 the item sheet handed to the survey platform, and the platform's export read back with quality control.
 
 Pure logic: assets/lib/poem_distractors.py (distractors, option order) and assets/lib/poem_survey.py (parsing,
-quality control). A malformed survey row never costs the good rows: they are stored, the bad row keeps its
-reason in ``poem_survey_bad_row`` and ``rejection``, and the run fails naming every bad row so it gets fixed.
+quality control). A malformed survey row never costs the good rows: they are stored, the bad row (a line that is
+not UTF-8 is ``bad_encoding``) keeps its reason in ``poem_survey_bad_row`` and ``rejection``, and the step's
+metadata and a warning name every bad row so it gets fixed. Each export is one item of the item loop: an
+unexpected error reading one is its ``internal_error`` and the other exports are still read.
 """
 
 import json
@@ -12,19 +14,22 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.exports import ExportFile, write_file
+from assets.item_loop import Done, Item, Kept, Outcome, run_items
 from assets.lib.poem_distractors import DISTRACTOR_METHOD, distractors, phase1_options
 from assets.lib.poem_survey import QcParams, SurveyError, parse_survey, quality_control
 from assets.lib.sheets import read_sheet_file
+from assets.lib.textfiles import BAD_ENCODING
 from assets.poetry_corpus import load_poems
 from assets.poetry_illustrations import poem_illustrations
 from assets.poetry_settings import PoetrySettings
-from assets.step import recorded_step
+from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import Entity
 
 SURVEY_STAGE = "poem_survey"
+SURVEY_FILE_STAGE = "poem_survey_file"  # the item loop's stage: one item per export, kept apart from the row rejections
 LETTERS = "ABCD"
 
 
@@ -109,17 +114,31 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), sorted(current_images.items()), qc_json])
         if last == inputs:
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
-            _raise_for_bad_rows(wh)
+            _note_bad_rows(step, wh)
             return MaterializeResult(metadata=step.summary())
         responses, bad = [], []
-        for path, sha in files:
+
+        def read(item: Item[Path]) -> Outcome:
+            """One export: its good rows and every bad one; a line that is not UTF-8 is that row's bad_encoding."""
+            lines: list[tuple[int, str, str]] = []
             try:
-                parsed = read_sheet_file(path, lambda stream, name: parse_survey(stream, name, answer_key), SurveyError)
-            except SurveyError as exc:  # a missing column or a file that is not CSV UTF-8: no row can be read
-                bad += [(str(path), sha, row or 1, exc.reason_code, detail) for row, detail in exc.problems]
-                continue
-            responses += [(str(path), sha, r) for r in parsed.responses]
-            bad += [(str(path), sha, row, code, detail) for row, code, detail in parsed.problems]
+                parsed = read_sheet_file(item.payload, lambda stream, name: parse_survey(stream, name, answer_key), SurveyError,
+                                         bad_line=lambda row, detail: lines.append((row, BAD_ENCODING, detail)))
+            except SurveyError as exc:  # a missing column or a file that is not CSV: no row can be read, one problem says so
+                unreadable = f" ({len(lines)} line(s) are not UTF-8 either)" if lines else ""
+                return Kept(([], [(row or 1, exc.reason_code, detail + unreadable) for row, detail in exc.problems]),
+                            count="files_read")
+            return Kept((parsed.responses, sorted([*parsed.problems, *lines], key=lambda p: p[0])), count="files_read")
+
+        def collect(log, done: list[Done[Path]]) -> None:
+            """Outcomes are kept in memory: quality control needs every response before anything is stored."""
+            for d in done:
+                good, problems = d.outcome.value
+                responses.extend((str(d.item.payload), d.item.digest, r) for r in good)
+                bad.extend((str(d.item.payload), d.item.digest, row, code, detail) for row, code, detail in problems)
+
+        run_items(step, SURVEY_FILE_STAGE, (Item(entity_id("survey_export", sha), str(path), sha, path) for path, sha in files),
+                  read, collect)
         # A row may have several problems, some of one kind (two bad letters): every one is kept, joined per row.
         by_reason: dict[tuple[str, str, int, str], list[str]] = {}
         for p, sha, row, code, detail in bad:
@@ -173,12 +192,13 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         step.counts.update({"responses": len(responses), "kept": len(kept), "bad_rows": len(by_row)})
         for e in result.exclusions:
             step.counts[f"excluded_{e.level}:{e.reason_code}"] += 1
-        _raise_for_bad_rows(wh)
+        _note_bad_rows(step, wh)
     return MaterializeResult(metadata=step.summary())
 
 
-def _raise_for_bad_rows(wh) -> None:
-    """Fail (after storing everything) while any survey row is malformed, naming each."""
+def _note_bad_rows(step: Step, wh) -> None:
+    """Name every malformed survey row in the step's metadata and a warning (each keeps its own rejection row):
+    a bad row is that row's outcome, the other rows still count, and the note stays until the file is fixed."""
     bad = wh.query("SELECT survey_file, row_number, reason_code, detail FROM poem_survey_bad_row"
                    " ORDER BY survey_file, row_number, reason_code")
     if bad.empty:
@@ -186,4 +206,5 @@ def _raise_for_bad_rows(wh) -> None:
     n_rows = len(bad[["survey_file", "row_number"]].drop_duplicates())
     shown = "; ".join(f"{Path(f).name} row {row}: {detail} ({code})" for f, row, code, detail in bad.head(20).itertuples(index=False))
     more = f" (and {len(bad) - 20} more problems)" if len(bad) > 20 else ""
-    raise Failure(description=f"survey export has {n_rows} malformed row(s); the other rows are stored: {shown}{more}")
+    step.notes["malformed_rows"] = f"survey export has {n_rows} malformed row(s); the other rows are stored: {shown}{more}"
+    step.log.warning(step.notes["malformed_rows"])

@@ -2,7 +2,8 @@
 characters (the poem's own text leaking in, or other characters), and people's adjudication sheets override it.
 
 The final label is stored with its source (``ocr`` or ``adjudicated``). OCR results are keyed by image bytes
-and engine settings, so a re-run reads no image twice; adjudication sheets are read whole or not at all, and a
+and engine settings, so a re-run reads no image twice; each image is one item of the item loop, so an unexpected
+error on one image is its ``internal_error`` and the others are read; adjudication sheets are read whole or not at all, and a
 malformed one fails the run naming its rows after the OCR results are stored.
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.sheets import SheetError, read_sheet_file
 from assets.lib.text_integrity import TextAdjudicationSheetError, TextFinding, classify, final_label, parse_adjudications
 from assets.poetry_illustrations import poem_illustrations
@@ -21,7 +23,7 @@ from resources.blob_store import BlobStoreResource
 from resources.ocr import OcrError, OcrResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
-from warehouse.ids import canonical_json, entity_id, sha256_file
+from warehouse.ids import canonical_json, digest_of, entity_id, sha256_file
 from warehouse.lineage import Entity
 
 TEXT_STAGE = "poem_text_integrity"
@@ -58,24 +60,36 @@ def poem_text_integrity(
                 " FROM poem_illustration i JOIN poem p USING (poem_id)"
                 " WHERE NOT EXISTS (SELECT 1 FROM poem_ocr o WHERE o.item_id = i.item_id AND o.image_sha256 = i.image_sha256"
                 "   AND o.engine = ?) ORDER BY i.item_id", [engine_key]).fetchall()
-        for start in range(0, len(pending), poetry.batch_size):
-            rows, failures = [], []
-            for item_id, sha, entity, title, author, text, translation in pending[start:start + poetry.batch_size]:
-                try:
-                    result = engine.read(store.get_bytes(sha))
-                except OcrError as exc:
-                    failures.append((entity, exc.reason_code, f"{item_id}: {exc}"))
-                    step.counts[f"ocr_failed:{exc.reason_code}"] += 1
-                    continue
-                finding = classify(result.lines, [title, author, text, translation])
-                rows.append({"item_id": item_id, "image_sha256": sha, "engine": engine_key,
-                             "lines": json.dumps([{"text": line.text, "score": line.score, "box": line.box} for line in result.lines],
-                                                 ensure_ascii=False),
+
+        def read(item: Item[tuple]) -> Outcome:
+            """One image read once; its finding classified against the poem of every item that shows it."""
+            sha, shown = item.payload
+            try:
+                result = engine.read(store.get_bytes(sha))
+            except OcrError as exc:
+                return Rejected(exc.reason_code, f"{item.locator}: {exc}")
+            lines = json.dumps([{"text": line.text, "score": line.score, "box": line.box} for line in result.lines],
+                               ensure_ascii=False)
+            rows = []
+            for item_id, *texts in shown:
+                finding = classify(result.lines, texts)
+                rows.append({"item_id": item_id, "image_sha256": sha, "engine": engine_key, "lines": lines,
                              "issue": finding.issue, "label": finding.label, "detail": finding.detail})
-                step.counts[f"ocr:{finding.issue}"] += 1
-            with step.batch() as log:
-                insert_rows(log.con, "poem_ocr", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-                log.rejected(TEXT_STAGE, failures)
+            return Kept(rows, count="images_read")
+
+        def write(log, done: list[Done[tuple]]) -> None:
+            rows = [row for d in done if d.kept for row in d.outcome.value]
+            insert_rows(log.con, "poem_ocr", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            for r in rows:
+                step.counts[f"ocr:{r['issue']}"] += 1
+
+        by_image: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+        for item_id, sha, entity, *texts in pending:
+            by_image[(sha, entity)].append((item_id, *texts))
+        # One item per image to read (the illustration's entity is what a failed reading rejects).
+        images = (Item(entity, ", ".join(i[0] for i in shown), digest_of([sha, engine_key]), (sha, shown))
+                  for (sha, entity), shown in by_image.items())
+        run_items(step, TEXT_STAGE, images, read, write, batch_size=poetry.batch_size)
         _label(step, poetry, engine_key)
     return MaterializeResult(metadata=step.summary())
 

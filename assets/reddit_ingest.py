@@ -5,6 +5,7 @@ the merged post or comment is the latest retrieval. Dump scans checkpoint their 
 HTTP sources mark each answered post, so a crash or a rerun repeats no finished work.
 """
 
+import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -13,13 +14,12 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.iteration import batched
-from assets.lib.reddit_dumps import DumpSource, classify_dump
+from assets.lib.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
 from assets.lib.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
-    MALFORMED_JSON,
-    MISSING_FIELD,
     UNSUPPORTED_FILE,
     Comment,
     Origin,
@@ -46,9 +46,9 @@ from warehouse.lineage import ActivityLog, Entity, utcnow
 SUBMISSIONS = "submissions"
 COMMENTS = "comments"
 _RETRYABLE = frozenset({HTTP_ERROR, CONNECTION_ERROR})
-_LINE_PROBLEMS = frozenset({MALFORMED_JSON, MISSING_FIELD})
 THREADS_PER_COMMIT = 20
-"""Comment trees fetched over HTTP per warehouse transaction: a crash repeats at most this many requests."""
+"""Comment trees fetched over HTTP per request batch."""
+CANDIDATE_STAGE = "reddit_candidates"
 
 
 def dump_files(locations: Iterable[str]) -> list[Path]:
@@ -119,10 +119,15 @@ def _source_entity(source_kind: str, locator: str) -> Entity:
     )
 
 
+def _problem_id(problem: SourceProblem, scope: str) -> str:
+    o = problem.origin
+    return digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, scope, problem.reason_code, problem.item_id])
+
+
 def _problem_row(log: ActivityLog, problem: SourceProblem, scope: str) -> dict:
     o = problem.origin
     return {
-        "problem_id": digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, scope, problem.reason_code, problem.item_id]),
+        "problem_id": _problem_id(problem, scope),
         "source_kind": o.source_kind,
         "locator": o.locator,
         "line_no": o.line_no,
@@ -136,11 +141,26 @@ def _problem_row(log: ActivityLog, problem: SourceProblem, scope: str) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """End of one HTTP request batch: these keys were answered, so a later run does not ask for them again."""
+
+    source_kind: str
+    keys: tuple[str, ...]
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 class ObservationWriter:
-    """Normalizes raw items and stores them as observations with lineage; problems keep their reason."""
+    """The item loop's parts for source records: one item per dump line, HTTP record or source problem; the
+    per-item work parses and normalizes (problems keep their reason), the writer stores observations with
+    lineage and problems in ``reddit_source_problem``."""
 
     def __init__(self, scope: str, hasher: UsernameHasher, bot_accounts: Collection[str]) -> None:
         self.scope = scope
+        self.stage = f"reddit_{scope}"
         self.hasher = hasher
         self.bot_accounts = tuple(bot_accounts)
 
@@ -149,16 +169,53 @@ class ObservationWriter:
             return normalize_submission(item, self.hasher)
         return normalize_comment(item, self.hasher, self.bot_accounts)
 
-    def write(self, log: ActivityLog, items: Iterable[RawItem | SourceProblem]) -> tuple[int, int]:
-        records: list[Post | Comment] = []
-        problems: list[SourceProblem] = []
-        for item in items:
-            result = item if isinstance(item, SourceProblem) else self.normalize(item)
-            (problems if isinstance(result, SourceProblem) else records).append(result)
+    # -- items --------------------------------------------------------------------------------------------
+    @staticmethod
+    def item(payload: DumpLine | RawItem | SourceProblem | _Answered) -> Item:
+        """The loop's item for what a source yielded: keyed by where it was read, fingerprinted by its bytes."""
+        if isinstance(payload, DumpLine):
+            where = f"{payload.locator}#{payload.byte_offset}".encode(errors="surrogateescape")
+            key = entity_id("reddit_dump_line", _sha256(where))
+            return Item(key, f"{payload.locator}#line={payload.line_no}", _sha256(payload.data), payload)
+        if isinstance(payload, _Answered):
+            key = entity_id("reddit_fetch_batch", digest_of([payload.source_kind, payload.keys]))
+            return Item(key, payload.source_kind, key, payload)
+        origin = payload.origin
+        if isinstance(payload, RawItem):
+            record_id = repr(payload.data.get("id"))[:100]
+            key = entity_id(f"reddit_{payload.kind}_copy", digest_of([origin.source_kind, origin.locator, record_id]))
+            # json.dumps escapes to ASCII: a record may hold lone surrogates, which UTF-8 cannot encode
+            return Item(key, origin.locator, _sha256(json.dumps(payload.data, sort_keys=True, default=str).encode()), payload)
+        key = entity_id("reddit_source_problem", _problem_id(payload, "any"))
+        return Item(key, origin.locator, digest_of([payload.reason_code, payload.detail]), payload)
+
+    def process(self, item: Item) -> Outcome:
+        payload = item.payload
+        if isinstance(payload, _Answered):
+            return Kept(payload, count=f"api_batches_answered:{payload.source_kind}:{self.scope}")
+        result = read_line(payload) if isinstance(payload, DumpLine) else payload
+        if result is None:
+            return Kept(None, count=f"dump_lines_not_selected:{self.scope}")
+        if isinstance(result, RawItem):
+            result = self.normalize(result)
+        if isinstance(result, SourceProblem):
+            return Rejected(result.reason_code, result.detail, retryable=result.reason_code in _RETRYABLE, value=result)
+        return Kept(result, count=f"observations:{self.scope}")
+
+    def write(self, log: ActivityLog, done: list[Done]) -> None:
+        records = [d.outcome.value for d in done if d.kept and isinstance(d.outcome.value, (Post, Comment))]
+        problems = [d.outcome.value for d in done if not d.kept]
+        answered = [d.outcome.value for d in done if d.kept and isinstance(d.outcome.value, _Answered)]
+        self.store(log, records, problems)
+        insert_rows(log.con, "reddit_fetch_done", [
+            {"source_kind": a.source_kind, "scope": self.scope, "post_id": key, "activity_id": log.activity_id}
+            for a in answered for key in a.keys
+        ])
+
+    def store(self, log: ActivityLog, records: list[Post | Comment], problems: list[SourceProblem]) -> None:
         insert_rows(log.con, "reddit_source_problem", [_problem_row(log, p, self.scope) for p in problems])
         if records:
             self._write_records(log, records)
-        return len(records), len(problems)
 
     def _write_records(self, log: ActivityLog, records: list[Post | Comment]) -> None:
         kind = "reddit_post" if self.scope == SUBMISSIONS else "reddit_comment"
@@ -208,11 +265,12 @@ def scan_dumps(
     source: DumpSource,
     scope: str,
     target_digest: str,
-    scan: Callable[[Path, int], Iterator[RawItem | SourceProblem]],
+    scan: Callable[[Path, int], Iterator[DumpLine | SourceProblem]],
     writer: ObservationWriter,
     batch_size: int,
 ) -> None:
-    """Scan every dump file of the scope once per target set, checkpointing after each batch."""
+    """Scan every dump file of the scope once per target set: each candidate line is one item of the loop, and
+    the file's checkpoint moves with every committed batch."""
     kind = "submission" if scope == SUBMISSIONS else "comment"
     for path in source.files(kind):
         try:
@@ -220,75 +278,69 @@ def scan_dumps(
         except OSError:  # missing file: the scan reports it as unreadable_file
             scan_key = digest_of([str(path), scope, target_digest])
         with step.batch() as log:
-            state = log.con.execute(
-                "SELECT status, resume_offset, lines_matched, problems FROM reddit_dump_scan WHERE scan_key = ?", [scan_key]
-            ).fetchone()
+            state = log.con.execute("SELECT status, resume_offset FROM reddit_dump_scan WHERE scan_key = ?", [scan_key]).fetchone()
         if state and state[0] == "complete":
             step.counts[f"dump_files_already_scanned:{scope}"] += 1
             continue
-        progress = _ScanProgress(scan_key, str(path), scope, target_digest, *(state[1:] if state else (0, 0, 0)))
-        items = scan(path, progress.offset)
+        progress = _ScanProgress(scan_key, str(path), scope, target_digest)
+        lines = scan(path, state[1] if state else 0)
         if state:  # resuming: the line at the checkpoint was committed already, so it is read but not stored again
             step.counts[f"dump_files_resumed:{scope}"] += 1
-            items = (i for i in items if i.origin.byte_offset is None or i.origin.byte_offset > state[1])
-        for chunk in batched(items, batch_size):
-            with step.batch() as log:
-                n_records, n_problems = writer.write(log, chunk)
-                progress.advance(n_records, n_problems, [o for o in map(_line_start, chunk) if o is not None])
-                progress.save(log, "running")
-            step.counts[f"observations:{scope}"] += n_records
-            step.counts[f"problems:{scope}"] += n_problems
+            lines = (line for line in lines if _offset(line) is None or _offset(line) > state[1])
+
+        def write(log: ActivityLog, done: list[Done]) -> None:
+            writer.write(log, done)
+            progress.advance(log, done)
+
+        run_items(step, writer.stage, map(writer.item, lines), writer.process, write, batch_size=batch_size,
+                  record_rejections=False)
         with step.batch() as log:
-            progress.save(log, "complete")
+            progress.finish(log)
         step.counts[f"dump_files_scanned:{scope}"] += 1
 
 
-def _line_start(item: RawItem | SourceProblem) -> int | None:
-    """The offset of the line an item was read from, when it is one (a truncation is not a line)."""
-    if isinstance(item, RawItem) or item.reason_code in _LINE_PROBLEMS:
-        return item.origin.byte_offset
-    return None
+def _offset(line: DumpLine | SourceProblem) -> int | None:
+    return line.byte_offset if isinstance(line, DumpLine) else line.origin.byte_offset
 
 
-@dataclass
+@dataclass(frozen=True)
 class _ScanProgress:
-    """Where a dump scan stands: the start of the last committed line, which a resumed scan skips."""
+    """Where a dump scan stands, kept in the warehouse only: the start of the last committed line (which a
+    resumed scan skips) and the counts, moved in the transaction of the batch they count."""
 
     scan_key: str
     locator: str
     scope: str
     target_digest: str
-    offset: int
-    matched: int
-    problems: int
 
-    def advance(self, n_records: int, n_problems: int, offsets: list[int]) -> None:
-        self.matched += n_records
-        self.problems += n_problems
-        self.offset = max([self.offset, *offsets])
+    def advance(self, log: ActivityLog, done: list[Done]) -> None:
+        offsets = [d.item.payload.byte_offset for d in done if isinstance(d.item.payload, DumpLine)]
+        matched = sum(1 for d in done if d.kept and d.outcome.value is not None)
+        self._save(log, "running", max(offsets, default=0), matched, sum(1 for d in done if not d.kept))
 
-    def save(self, log: ActivityLog, status: str) -> None:
-        row = {
-            "scan_key": self.scan_key,
-            "locator": self.locator,
-            "scope": self.scope,
-            "target_digest": self.target_digest,
-            "status": status,
-            "resume_offset": self.offset,
-            "lines_matched": self.matched,
-            "problems": self.problems,
-            "activity_id": log.activity_id,
-            "updated_at": utcnow(),
-        }
-        insert_rows(log.con, "reddit_dump_scan", [row], conflict="replace")
+    def finish(self, log: ActivityLog) -> None:
+        self._save(log, "complete", 0, 0, 0)
+
+    def _save(self, log: ActivityLog, status: str, offset: int, matched: int, problems: int) -> None:
+        """Insert the file's row, or move it on: offsets only grow, counts add up (and roll back with the batch)."""
+        log.con.execute(
+            "INSERT INTO reddit_dump_scan VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scan_key) DO UPDATE SET"
+            " status = excluded.status, resume_offset = greatest(reddit_dump_scan.resume_offset, excluded.resume_offset),"
+            " lines_matched = reddit_dump_scan.lines_matched + excluded.lines_matched,"
+            " problems = reddit_dump_scan.problems + excluded.problems, activity_id = excluded.activity_id,"
+            " updated_at = excluded.updated_at",
+            [self.scan_key, self.locator, self.scope, self.target_digest, status, offset, matched, problems,
+             log.activity_id, utcnow()],
+        )
 
 
 def _report_unsupported_files(step: Step, source: DumpSource, writer: ObservationWriter) -> None:
     odd = source.unsupported_files()
     if odd:
         with step.batch() as log:
-            writer.write(
+            writer.store(
                 log,
+                [],
                 [
                     SourceProblem(Origin("dump", str(p)), UNSUPPORTED_FILE, "name matches no dump pattern (RS_/RC_YYYY-MM, <sub>_submissions/_comments)")
                     for p in odd
@@ -305,8 +357,10 @@ def fetch_from_api(
     request: Callable[[list[str]], Iterator[RawItem | SourceProblem]],
     writer: ObservationWriter,
     batch_size: int,
+    commit_size: int,
 ) -> None:
-    """Ask an HTTP source for every key it has not answered yet; failed keys stay pending for the next run."""
+    """Ask an HTTP source for every key it has not answered yet, ``batch_size`` keys a request; each record
+    returned is one item of the loop. Failed keys stay pending for the next run."""
     with step.batch() as log:
         done = {
             row[0]
@@ -316,21 +370,18 @@ def fetch_from_api(
         }
     pending = [k for k in keys if k not in done]
     step.counts[f"api_keys_already_answered:{source.name}:{scope}"] += len(keys) - len(pending)
-    for chunk in batched(pending, batch_size):
-        items = list(request(chunk))
-        failed = [i for i in items if isinstance(i, SourceProblem) and i.reason_code in _RETRYABLE]
-        failed_keys = {p.item_id for p in failed}
-        answered = [] if None in failed_keys else [k for k in chunk if k not in failed_keys]
-        with step.batch() as log:
-            n_records, n_problems = writer.write(log, items)
-            insert_rows(
-                log.con,
-                "reddit_fetch_done",
-                [{"source_kind": source.name, "scope": scope, "post_id": k, "activity_id": log.activity_id} for k in answered],
-            )
-        step.counts[f"observations:{scope}"] += n_records
-        step.counts[f"problems:{scope}"] += n_problems
-        step.counts[f"api_keys_failed:{source.name}:{scope}"] += len(chunk) - len(answered)
+
+    def answers() -> Iterator[Item]:
+        for chunk in batched(pending, batch_size):
+            items = list(request(chunk))
+            failed_keys = {i.item_id for i in items if isinstance(i, SourceProblem) and i.reason_code in _RETRYABLE}
+            answered = () if None in failed_keys else tuple(k for k in chunk if k not in failed_keys)
+            step.counts[f"api_keys_failed:{source.name}:{scope}"] += len(chunk) - len(answered)
+            yield from map(writer.item, items)
+            if answered:  # after the chunk's records, so it is committed with or after them
+                yield writer.item(_Answered(source.name, answered))
+
+    run_items(step, writer.stage, answers(), writer.process, writer.write, batch_size=commit_size, record_rejections=False)
 
 
 def merge_pending(step: Step, scope: str, batch_size: int) -> None:
@@ -338,9 +389,9 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
 
     Pending keys are those whose observation count differs from the merged row's (observations are only
     ever added), so observations committed by a run that crashed before merging are merged by the next one.
-    They are queued in the warehouse first and taken off the queue batch by batch, in bounded memory.
+    They are queued in the warehouse first and taken off the queue batch by batch, in bounded memory; each
+    post or comment is one item of the loop, fingerprinted by its observations.
     """
-    record_type = Post if scope == SUBMISSIONS else Comment
     key, obs_table, table = (
         ("post_id", "reddit_post_observation", "reddit_post")
         if scope == SUBMISSIONS
@@ -353,28 +404,38 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
             " HAVING m.n_observations IS NULL OR count(*) <> m.n_observations",
             [scope],
         )
-    pages = step.warehouse.pages("SELECT item_id FROM reddit_merge_queue WHERE scope = ?", [scope], key="item_id", block=batch_size)
-    for page in pages:
-        chunk = [row[0] for row in page]
-        with step.batch() as log, registered(log.con, "_keys", pd.DataFrame({key: chunk})):
-            rows = log.con.execute(
-                f"SELECT {key}, observation_id, record FROM {obs_table} WHERE {key} IN (SELECT {key} FROM _keys)"
-            ).fetchall()
-            grouped: dict[str, list[tuple[str, Post | Comment]]] = {}
+
+    def pending() -> Iterator[Item]:
+        pages = step.warehouse.pages("SELECT item_id FROM reddit_merge_queue WHERE scope = ?", [scope], key="item_id", block=batch_size)
+        for page in pages:
+            chunk = [row[0] for row in page]
+            with step.batch() as log, registered(log.con, "_keys", pd.DataFrame({key: chunk})):
+                rows = log.con.execute(
+                    f"SELECT {key}, observation_id, record FROM {obs_table} WHERE {key} IN (SELECT {key} FROM _keys)"
+                    f" ORDER BY {key}, observation_id"
+                ).fetchall()
+            grouped: dict[str, list[tuple[str, str]]] = {k: [] for k in chunk}
             for k, observation_id, record in rows:
-                grouped.setdefault(k, []).append((observation_id, record_type.from_row(json.loads(record))))
-            merged_rows = []
-            for observations in grouped.values():
-                by_identity = {id(obj): obs_id for obs_id, obj in observations}
-                winner = merge_observations(obj for _, obj in observations)
-                merged_rows.append(
-                    _merged_row(scope, winner, by_identity[id(winner)], len(observations), log.activity_id)
-                )
-            insert_rows(log.con, table, merged_rows, conflict="replace")
-            log.con.execute(
-                f"DELETE FROM reddit_merge_queue WHERE scope = ? AND item_id IN (SELECT {key} FROM _keys)", [scope]
-            )
-        step.counts[f"merged:{scope}"] += len(merged_rows)
+                grouped[k].append((observation_id, record))
+            for k, observations in grouped.items():
+                yield Item(f"{table}_id:{k}", k, digest_of([o for o, _ in observations]), (k, observations))
+
+    def merge(item: Item) -> Outcome:
+        record_type = Post if scope == SUBMISSIONS else Comment
+        _, observations = item.payload
+        if not observations:  # queued, but its observations are gone: nothing to merge, off the queue
+            return Kept(None, count=f"merged:{scope}")
+        parsed = [(observation_id, record_type.from_row(json.loads(record))) for observation_id, record in observations]
+        by_identity = {id(obj): obs_id for obs_id, obj in parsed}
+        winner = merge_observations(obj for _, obj in parsed)
+        return Kept(_merged_row(scope, winner, by_identity[id(winner)], len(parsed), step.activity_id), count=f"merged:{scope}")
+
+    def write(log: ActivityLog, done: list[Done]) -> None:
+        insert_rows(log.con, table, [d.outcome.value for d in done if d.outcome.value is not None], conflict="replace")
+        with registered(log.con, "_merged", pd.DataFrame({"item_id": [d.item.payload[0] for d in done]})):
+            log.con.execute("DELETE FROM reddit_merge_queue WHERE scope = ? AND item_id IN (SELECT item_id FROM _merged)", [scope])
+
+    run_items(step, f"reddit_{scope}_merge", pending(), merge, write, batch_size=batch_size)
 
 
 def _merged_row(scope: str, record: Post | Comment, observation_id: str, n_observations: int, activity_id: str) -> dict:
@@ -420,32 +481,32 @@ def _merged_row(scope: str, record: Post | Comment, observation_id: str, n_obser
 
 
 def _read_candidates(step: Step, settings: PhotocritiqueSettings) -> None:
-    """Store the ids of every configured list; malformed lines become problems, not silent gaps."""
+    """Store the ids of every configured list, one item per line; bad lines keep their reason, not silent gaps."""
     for list_file in map(Path, settings.id_lists):
         if not list_file.is_file():
             raise Failure(description=f"id list not found: {list_file}")
-        for chunk in batched(parse_id_list(list_file), settings.batch_size):
-            now = utcnow()
-            with step.batch() as log:
-                insert_rows(
-                    log.con,
-                    "reddit_candidate",
-                    [
-                        {"post_id": pid, "list_file": str(list_file), "line_no": line, "activity_id": log.activity_id, "recorded_at": now}
-                        for line, pid, _ in chunk
-                        if pid is not None
-                    ],
-                )
-                bad = [
-                    SourceProblem(
-                        _list_origin(list_file, line), "malformed_id", detail or "not a base36 submission id", None
-                    )
-                    for line, pid, detail in chunk
-                    if pid is None
-                ]
-                insert_rows(log.con, "reddit_source_problem", [_problem_row(log, p, "candidates") for p in bad])
-            step.counts["candidate_lines"] += len(chunk)
-            step.counts["candidate_lines_malformed"] += len(bad)
+        lines = (
+            Item(entity_id("reddit_id_list_line", digest_of([str(list_file), line])), f"{list_file}#line={line}",
+                 digest_of([pid, reason, detail]), (line, pid, reason, detail))
+            for line, pid, reason, detail in parse_id_list(list_file)
+        )
+        run_items(step, CANDIDATE_STAGE, lines, lambda item, f=list_file: _candidate_line(f, item), _write_candidates,
+                  batch_size=settings.batch_size, record_rejections=False)
+
+
+def _candidate_line(list_file: Path, item: Item) -> Outcome:
+    line, pid, reason, detail = item.payload
+    if pid is not None:
+        return Kept({"post_id": pid, "list_file": str(list_file), "line_no": line}, count="candidate_lines")
+    detail = f"{list_file.name} {detail}"  # the detail starts "line N"
+    return Rejected(reason, detail, value=SourceProblem(_list_origin(list_file, line), reason, detail, None))
+
+
+def _write_candidates(log: ActivityLog, done: list[Done]) -> None:
+    now = utcnow()
+    insert_rows(log.con, "reddit_candidate", [{**d.outcome.value, "activity_id": log.activity_id, "recorded_at": now}
+                                              for d in done if d.kept])
+    insert_rows(log.con, "reddit_source_problem", [_problem_row(log, d.outcome.value, "candidates") for d in done if not d.kept])
 
 
 def _list_origin(list_file: Path, line: int) -> Origin:
@@ -514,13 +575,15 @@ def _read_posts(step: Step, writer: ObservationWriter, sources: list[RedditSourc
             _report_unsupported_files(step, source, writer)
             scan_dumps(
                 step, source, SUBMISSIONS, target_digest,
-                lambda path, offset, s=source: s.scan_file(path, "submission", start_offset=offset, **target),
+                lambda path, offset, s=source: s.scan_lines(path, "submission", start_offset=offset, **target),
                 writer, settings.batch_size,
             )
         elif window is None:
-            fetch_from_api(step, source, SUBMISSIONS, ids, lambda chunk, s=source: s.submissions(chunk, None), writer, settings.batch_size)
+            fetch_from_api(step, source, SUBMISSIONS, ids, lambda chunk, s=source: s.submissions(chunk, None), writer,
+                           settings.batch_size, settings.batch_size)
         else:  # one key per window: answered once, asked again only after a failure
-            fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer, 1)
+            fetch_from_api(step, source, SUBMISSIONS, [target_digest], lambda _, s=source: s.submissions(None, window), writer,
+                           1, settings.batch_size)
     if window is not None:
         _window_candidates(step, window)
 
@@ -538,11 +601,12 @@ def _read_comments(step: Step, writer: ObservationWriter, sources: list[RedditSo
         if isinstance(source, DumpSource):
             scan_dumps(
                 step, source, COMMENTS, target_digest,
-                lambda path, offset, s=source, t=frozenset(post_ids): s.scan_file(path, "comment", post_ids=t, start_offset=offset),
+                lambda path, offset, s=source, t=frozenset(post_ids): s.scan_lines(path, "comment", post_ids=t, start_offset=offset),
                 writer, settings.batch_size,
             )
         else:
-            fetch_from_api(step, source, COMMENTS, post_ids, lambda chunk, s=source: s.comments(chunk), writer, THREADS_PER_COMMIT)
+            fetch_from_api(step, source, COMMENTS, post_ids, lambda chunk, s=source: s.comments(chunk), writer,
+                           THREADS_PER_COMMIT, settings.batch_size)
     step.notes["posts_with_threads"] = len(post_ids)
 
 

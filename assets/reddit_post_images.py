@@ -6,11 +6,13 @@ plus the post it illustrates.
 """
 
 import json
+from dataclasses import dataclass
 
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.collection import write_source_records
+from assets.item_loop import Done, Item, Kept, run_items
 from assets.lib.reddit_images import locate, resolve_images
 from assets.lib.reddit_records import Post
 from assets.lib.sources import SourceRow
@@ -19,9 +21,16 @@ from assets.reddit_settings import PhotocritiqueSettings
 from assets.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
-from warehouse.ids import canonical_json, digest_of
+from warehouse.ids import canonical_json, digest_of, entity_id
+from warehouse.lineage import ActivityLog
 
 IMAGE_RELATION = "image_of_post"
+IMAGE_STAGE = "reddit_post_images"
+
+
+def candidate_entity(post_id: str) -> str:
+    """The entity of a candidate post id, whatever copy of the post is current (its decisions and faults)."""
+    return entity_id("reddit_candidate", digest_of(["reddit", post_id]))
 
 
 def image_source_row(post: Post, url: str, method: str, position: int, locator: str, settings: PhotocritiqueSettings) -> SourceRow:
@@ -70,60 +79,62 @@ def reddit_post_images(
             key="p.post_id",
             block=photocritique.batch_size,
         )
-        for page in pages:
-            resolutions, images, records = [], [], []
-            for post_id, post_entity, record in page:
-                post = Post.from_row(json.loads(record))
-                resolution = resolve_images(post, photocritique.gallery_items)
-                rows = []
-                for candidate in resolution.candidates:
-                    locator = locate(
-                        candidate.url,
-                        post_id,
-                        candidate.position,
-                        local.path if local else None,
-                        local.pattern if local else "{post_id}*",
-                        photocritique.url_rewrite,
-                    )
-                    row = image_source_row(post, candidate.url, candidate.method, candidate.position, locator, photocritique)
-                    rows.append(row)
-                    images.append(
-                        {
-                            "post_id": post_id,
-                            "position": candidate.position,
-                            "url": candidate.url,
-                            "method": candidate.method,
-                            "media_id": candidate.media_id,
-                            "width": candidate.width,
-                            "height": candidate.height,
-                            "locator": locator,
-                            "record_id": row.record_id,
-                        }
-                    )
-                records.append((post_entity, rows))
-                problem = resolution.problem
-                resolutions.append(
-                    {
-                        "post_id": post_id,
-                        "post_entity_id": post_entity,
-                        "n_candidates": len(rows),
-                        "problem_code": problem[0] if problem else None,
-                        "detail": problem[1] if problem else None,
-                        "skipped": canonical_json([list(s) for s in resolution.skipped]) if resolution.skipped else None,
-                        "rule_digest": rule_digest,
-                    }
-                )
-                step.counts["posts_with_images" if rows else f"posts_without_image:{problem[0] if problem else '?'}"] += 1
-            ids = pd.DataFrame({"post_id": [r["post_id"] for r in resolutions]})
-            with step.batch() as log, registered(log.con, "_posts", ids):
-                log.used((entity for entity, _ in records), "post")
-                for post_entity, rows in records:
-                    if rows:
-                        write_source_records(log, rows, post_entity, relation=IMAGE_RELATION)
-                log.con.execute("DELETE FROM reddit_post_image WHERE post_id IN (SELECT post_id FROM _posts)")
-                insert_rows(log.con, "reddit_post_image", [{**i, "activity_id": log.activity_id} for i in images])
-                insert_rows(
-                    log.con, "reddit_image_resolution", [{**r, "activity_id": log.activity_id} for r in resolutions], conflict="replace"
-                )
-            step.counts["image_candidates"] += len(images)
+        posts = (Item(candidate_entity(post_id), post_id, digest_of([post_entity, rule_digest]), (post_entity, record))
+                 for page in pages for post_id, post_entity, record in page)
+        run_items(step, IMAGE_STAGE, posts, lambda item: resolve_post(item, photocritique, rule_digest), _write_images,
+                  batch_size=photocritique.batch_size)
+        candidates = wh.scalar("SELECT count(*) FROM reddit_post_image WHERE activity_id = ?", [step.activity_id])
+        if candidates:
+            step.counts["image_candidates"] += candidates
     return MaterializeResult(metadata=step.summary())
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    resolution: dict
+    images: list[dict]
+    rows: list[SourceRow]
+
+
+def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str) -> Kept:
+    """One post's image candidates as pool records, or why it has none (a decision of the next stage, so kept
+    here with its problem)."""
+    post_entity, record = item.payload
+    post = Post.from_row(json.loads(record))
+    local = settings.local_images
+    resolution = resolve_images(post, settings.gallery_items)
+    rows, images = [], []
+    for candidate in resolution.candidates:
+        locator = locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
+                         local.pattern if local else "{post_id}*", settings.url_rewrite)
+        row = image_source_row(post, candidate.url, candidate.method, candidate.position, locator, settings)
+        rows.append(row)
+        images.append({"post_id": post.post_id, "position": candidate.position, "url": candidate.url,
+                       "method": candidate.method, "media_id": candidate.media_id, "width": candidate.width,
+                       "height": candidate.height, "locator": locator, "record_id": row.record_id})
+    problem = resolution.problem
+    summary = {
+        "post_id": post.post_id,
+        "post_entity_id": post_entity,
+        "n_candidates": len(rows),
+        "problem_code": problem[0] if problem else None,
+        "detail": problem[1] if problem else None,
+        "skipped": canonical_json([list(s) for s in resolution.skipped]) if resolution.skipped else None,
+        "rule_digest": rule_digest,
+    }
+    count = "posts_with_images" if rows else f"posts_without_image:{problem[0] if problem else '?'}"
+    return Kept(_Resolved(summary, images, rows), count=count)
+
+
+def _write_images(log: ActivityLog, done: list[Done]) -> None:
+    resolved = [(d.item.payload[0], d.outcome.value) for d in done]
+    ids = pd.DataFrame({"post_id": [r.resolution["post_id"] for _, r in resolved]})
+    with registered(log.con, "_posts", ids):
+        log.used((entity for entity, _ in resolved), "post")
+        for post_entity, r in resolved:
+            if r.rows:
+                write_source_records(log, r.rows, post_entity, relation=IMAGE_RELATION)
+        log.con.execute("DELETE FROM reddit_post_image WHERE post_id IN (SELECT post_id FROM _posts)")
+        insert_rows(log.con, "reddit_post_image", [{**i, "activity_id": log.activity_id} for _, r in resolved for i in r.images])
+        insert_rows(log.con, "reddit_image_resolution", [{**r.resolution, "activity_id": log.activity_id} for _, r in resolved],
+                    conflict="replace")

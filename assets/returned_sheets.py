@@ -1,14 +1,22 @@
-"""Filled sheets handed back by people (audit reviews, design votes): which ones to read this run.
+"""Filled sheets handed back by people (audit reviews, design votes, case reviews): which ones to read this run,
+and reading them through the item loop.
 
 A sheet is read when it is new or its content changed; an unchanged sheet that was rejected before keeps
 failing the run with its recorded problems until it is fixed or removed, so a bad sheet is never silently
 ignored.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from warehouse.ids import sha256_file
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.lib.sheets import SheetError
+from assets.step import Step
+from warehouse.ids import entity_id, sha256_file
+from warehouse.lineage import ActivityLog, Entity
+
+SheetRecorder = Callable[[ActivityLog, Path, str, list[Any], int, SheetError | None], None]
 
 
 def sheets_to_read(returned: Path, known: Mapping[str, tuple[str, str, str | None]]) -> tuple[list[tuple[Path, str]], list[str]]:
@@ -24,3 +32,38 @@ def sheets_to_read(returned: Path, known: Mapping[str, tuple[str, str, str | Non
             continue
         to_read.append((path, sha))
     return to_read, standing
+
+
+def ingest_sheets(step: Step, stage: str, kind: str, returned: Path, known: Mapping[str, tuple[str, str, str | None]],
+                  read: Callable[[Path], tuple[list[Any], int]], record: SheetRecorder, count: str) -> list[str]:
+    """Read every new or changed sheet in ``returned`` as one item of the loop (a batch of one, so each sheet is
+    committed before the next is read), whole or not at all; returns the problems of every bad sheet present.
+
+    ``read(path)`` gives (rows, blank rows) or raises a ``SheetError``, which rejects the sheet with its reason.
+    Each sheet is recorded as an entity of ``kind`` (named by its content) used by the step; then
+    ``record(log, path, sha256, rows, blank, error)`` stores its rows (replacing those of its earlier content) and
+    status in the stage's tables, and the loop adds the rejection row of a rejected one. Kept sheets are counted
+    under ``count``; a sheet whose reading raises anything else is its ``internal_error`` and does not fail the
+    step.
+    """
+    to_read, problems = sheets_to_read(returned, known)
+
+    def one_sheet(item: Item[Path]) -> Outcome:
+        try:
+            rows, blank = read(item.payload)
+        except SheetError as error:
+            return Rejected(error.reason_code, str(error), value=error)
+        return Kept((rows, blank), count=count)
+
+    def write(log: ActivityLog, done: list[Done[Path]]) -> None:
+        for one in done:
+            rows, blank = one.outcome.value if one.kept else ([], 0)
+            log.entities([Entity(one.item.key, kind, one.item.digest, {"path": one.item.locator})])
+            log.used([one.item.key], kind)
+            record(log, one.item.payload, one.item.digest, rows, blank, None if one.kept else one.outcome.value)
+            if not one.kept:
+                problems.append(one.outcome.detail)
+
+    sheets = (Item(entity_id(kind, sha), str(path), sha, path) for path, sha in to_read)
+    run_items(step, stage, sheets, one_sheet, write, batch_size=1)
+    return problems

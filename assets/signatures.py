@@ -45,7 +45,7 @@ def stream_hashes(wh: Warehouse, where: str, block: int = 50000) -> Iterator[tup
         yield image_id, PerceptualHashes.from_record(record)
 
 
-def stream_signatures(wh: Warehouse, where: str, block: int = 2000) -> Iterator[tuple[str, PerceptualSignature]]:
-    """Full signatures (with thumbnails) of the images matching ``where``, in keyset blocks."""
-    for image_id, record in _stream(wh, where, HASH_COLUMNS + THUMB_COLUMNS, block):
-        yield image_id, PerceptualSignature.from_record(record)
+def stream_signature_records(wh: Warehouse, where: str, block: int = 2000) -> Iterator[tuple[str, dict]]:
+    """Full signature rows (with thumbnails) of the images matching ``where``, in keyset blocks, unparsed: each
+    is read into a :class:`PerceptualSignature` by the item that uses it, so one damaged row is that item's fault."""
+    return _stream(wh, where, HASH_COLUMNS + THUMB_COLUMNS, block)

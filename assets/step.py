@@ -8,6 +8,7 @@ the last committed one), and closes the activity with its status and counts.
 from __future__ import annotations
 
 import logging
+import socket
 import subprocess
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -18,11 +19,26 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from dagster import AssetExecutionContext
+from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import entity_id
-from warehouse.lineage import ActivityLog, Agent, Entity, finish_activity, start_activity, utcnow
+from warehouse.lineage import (
+    ActivityLog,
+    Agent,
+    Entity,
+    abandon_dead_activities,
+    abandoned_note,
+    finish_activity,
+    process_alive,
+    start_activity,
+    this_process,
+    utcnow,
+)
+
+# Run tags naming the process that executes a run (set by ``aesforge run``), so a later run can tell a run
+# whose process was killed from a live one.
+PID_TAG, HOST_TAG, PROCESS_START_TAG = "aesforge/pid", "aesforge/hostname", "aesforge/process_start"
 
 
 @lru_cache(maxsize=1)
@@ -120,6 +136,26 @@ class Step:
         return {**dict(sorted(self.counts.items())), **self.notes}
 
 
+def run_process_tags() -> dict[str, str]:
+    process = this_process()
+    return {PID_TAG: str(process.pid), HOST_TAG: process.hostname, **({PROCESS_START_TAG: process.start} if process.start else {})}
+
+
+def close_abandoned(instance: DagsterInstance, warehouse: Warehouse, found_by: str) -> None:
+    """Close what killed processes of this host left open: their activities become ``abandoned`` and their
+    Dagster runs (those tagged by ``aesforge run``) failed, each with the reason. Runs at the start of every
+    run and step, so activities are closed whichever way the run was launched (the UI's own runs are left to
+    Dagster's run monitoring); a live concurrent run is untouched."""
+    with warehouse.transaction() as con:
+        abandon_dead_activities(con, found_by)
+    host = socket.gethostname()
+    open_runs = RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={HOST_TAG: host})
+    for run in instance.get_runs(filters=open_runs):
+        pid = int(run.tags[PID_TAG])
+        if not process_alive(pid, run.tags.get(PROCESS_START_TAG)):
+            instance.report_run_failed(run, f"{abandoned_note(pid, host)} (found by {found_by})")
+
+
 @contextmanager
 def recorded_step(
     context: AssetExecutionContext,
@@ -132,6 +168,7 @@ def recorded_step(
     code_version = context.assets_def.code_versions_by_key.get(context.asset_key) or "unversioned"
     revision = source_revision()
     full_version = f"aesforge {aesforge_version()}; {asset_key} v{code_version}" + (f"; git {revision}" if revision else "")
+    close_abandoned(context.instance, warehouse, f"run {context.run_id}")
     with warehouse.transaction() as con:
         log = start_activity(
             con,

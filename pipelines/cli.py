@@ -4,6 +4,7 @@
     aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
     aesforge sql [--config FILE] "SELECT ..."
     aesforge provenance [--config FILE] ITEM_ID
+    aesforge retry --reason gave_up [--config FILE]
     aesforge demo
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config
+from warehouse.db import Warehouse, WarehouseDamaged, WarehouseUnavailable, storage_failure
 
 JOB_NAME = "full_rebuild_job"
 
@@ -49,6 +51,7 @@ def _instance(warehouse_path: str):
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING") -> int:
     from dagster import AssetKey, execute_job, reconstructable
 
+    from assets.step import close_abandoned, run_process_tags
     from pipelines.assets import ALL_ASSETS
 
     path, config = _use_config(config_file)
@@ -62,17 +65,31 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
         "loggers": {"console": {"config": {"log_level": log_level}}},
     }
     print(f"aesforge: running {JOB_NAME} with {path} ({executor} executor)")
-    with _instance(config["warehouse"]["path"]) as instance:
-        result = execute_job(
-            reconstructable(full_rebuild_job_target),
-            instance=instance,
-            run_config=run_config,
-            asset_selection=[AssetKey(name) for name in select] if select else None,
-            raise_on_error=False,
-        )
-        run_id = result.run_id
-        failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
-    print_summary(config["warehouse"]["path"], run_id, config["critique"]["audit"]["returned_dir"])
+    run_id = "(not started)"
+    try:
+        with _instance(config["warehouse"]["path"]) as instance:
+            wh = Warehouse(config["warehouse"]["path"], config["warehouse"].get("lock_timeout_s", 900.0))
+            wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
+            close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
+            result = execute_job(
+                reconstructable(full_rebuild_job_target),
+                instance=instance,
+                run_config=run_config,
+                asset_selection=[AssetKey(name) for name in select] if select else None,
+                raise_on_error=False,
+                tags=run_process_tags(),
+            )
+            run_id = result.run_id
+            failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
+        print_summary(config["warehouse"]["path"], run_id, config["critique"]["audit"]["returned_dir"])
+    except WarehouseDamaged:
+        raise
+    except Exception as exc:  # only a warehouse or disk that is unusable as a whole ends here; anything else is a bug
+        cause = storage_failure(exc)
+        if cause is None:
+            raise
+        print(f"run {run_id} FAILED: {cause}", file=sys.stderr)
+        return 1
     if not result.success:
         print(f"run {run_id} FAILED in step(s): {', '.join(failed) or 'see the Dagster event log'}", file=sys.stderr)
         for step, error in failed.items():
@@ -97,8 +114,6 @@ def _root_message(error) -> str:
 
 
 def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> None:
-    from warehouse.db import Warehouse
-
     wh = Warehouse(warehouse_path)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 80)
@@ -188,8 +203,6 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
 def run_sql(config_file: str | None, sql: str) -> int:
     import duckdb
 
-    from warehouse.db import Warehouse
-
     _, config = _use_config(config_file)
     wh = Warehouse(config["warehouse"]["path"])
     try:
@@ -199,6 +212,27 @@ def run_sql(config_file: str | None, sql: str) -> int:
         return 1
     with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 100, "display.max_rows", 500):
         print(frame.to_string(index=False) if not frame.empty else "(no rows)")
+    return 0
+
+
+RETRY_REASONS = ("gave_up",)
+"""Rejections a user may reset: ``gave_up`` (fetch: transient failures in fetch.max_attempt_runs runs)."""
+
+
+def retry_rejected(config_file: str | None, reason: str) -> int:
+    """Make the records rejected for ``reason`` pending again, so the next run tries them afresh."""
+    if reason not in RETRY_REASONS:
+        print(f"aesforge retry: unknown reason {reason!r}; it resets: {', '.join(RETRY_REASONS)}", file=sys.stderr)
+        return 2
+    from assets.collection import retry_gave_up
+
+    _, config = _use_config(config_file)
+    path = Path(config["warehouse"]["path"])
+    if not path.is_file():
+        print(f"aesforge retry: no warehouse at {path}; nothing to retry", file=sys.stderr)
+        return 2
+    n = retry_gave_up(Warehouse(path, config["warehouse"].get("lock_timeout_s", 900.0)))
+    print(f"aesforge retry: {n} record(s) rejected as {reason} are pending again; the next run fetches them")
     return 0
 
 
@@ -229,8 +263,6 @@ def demo() -> int:
     code = run_pipeline(str(SAMPLE_CONFIG), None, "multiprocess")
     if code == 0:
         _, config = _use_config(str(SAMPLE_CONFIG))
-        from warehouse.db import Warehouse
-
         wh = Warehouse(config["warehouse"]["path"])
         item = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY record_id LIMIT 1")
         if item:
@@ -262,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     provenance = commands.add_parser("provenance", help="where did this item come from")
     provenance.add_argument("--config")
     provenance.add_argument("item_id", help="an entity id, e.g. a pool_item_id from the pool_images view")
+    retry = commands.add_parser("retry", help="make records rejected for a reason pending again (gave_up)")
+    retry.add_argument("--config")
+    retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up")
     commands.add_parser("demo", help="generate the sample and run the whole pool on it")
     args = parser.parse_args(argv)
     try:
@@ -271,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_pipeline(args.config, args.select, args.executor, args.log_level)
         if args.command == "sql":
             return run_sql(args.config, args.query)
+        if args.command == "retry":
+            return retry_rejected(args.config, args.reason)
         if args.command == "provenance":
             return run_sql(
                 args.config,
@@ -278,8 +315,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         return demo()
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per problem of the file
+            print(f"config error: {line}", file=sys.stderr)
         return 2
+    except WarehouseUnavailable as exc:  # damaged: refused before anything ran (2); locked or disk full (1)
+        print(f"aesforge: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, WarehouseDamaged) else 1
 
 
 if __name__ == "__main__":

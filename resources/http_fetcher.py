@@ -10,6 +10,8 @@ from pydantic import Field
 from assets.lib import fetching
 from assets.lib.fetching import HttpFetcher
 
+DEFAULT_MAX_ATTEMPT_RUNS = 3
+
 
 class HttpFetcherResource(ConfigurableResource):
     """Politeness and size limits for downloading source images."""
@@ -20,11 +22,20 @@ class HttpFetcherResource(ConfigurableResource):
     )
     timeout_s: float = Field(
         default=fetching.DEFAULT_TIMEOUT_S,
-        description="Connect timeout and per-read timeout, in seconds.",
+        description="Connect timeout and per-read timeout, in seconds; also the most time all attempts at one URL"
+        " together may wait on the server in a run (a retry gets what is left), so a stalled server costs one"
+        " timeout_s per run plus the backoff sleeps.",
     )
     max_retries: int = Field(
         default=fetching.DEFAULT_MAX_RETRIES,
-        description="Retries after the first attempt for timeouts, connection errors, 429 and 5xx.",
+        description="Retries within a run after the first attempt, for timeouts, connection errors, short bodies,"
+        " 429 and 5xx, while the URL's timeout_s budget lasts.",
+    )
+    max_attempt_runs: int = Field(
+        default=DEFAULT_MAX_ATTEMPT_RUNS,
+        ge=1,
+        description="Runs in which a locator may fail transiently before it is rejected as gave_up (with each"
+        " run's reason); `aesforge retry --reason gave_up` makes such records pending again.",
     )
     backoff_s: float = Field(
         default=fetching.DEFAULT_BACKOFF_S,

@@ -41,6 +41,7 @@ from PIL import Image
 from pydantic import Field
 
 from assets.lib.fetching import parse_retry_after, retry_delay_s
+from warehouse.redaction import redact_text, redact_url
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -227,7 +228,7 @@ class _Redactor:
         return "_Redactor(<redacted>)"
 
     def __call__(self, text: str) -> str:
-        text = " ".join(text.split())
+        text = redact_text(" ".join(text.split()))  # a key in the endpoint URL, too
         if self._secret:
             text = text.replace(self._secret, "<redacted>")
         return text[:_ERROR_CHARS]
@@ -332,7 +333,7 @@ class OpenAIClient:
         # max_retries=0: the SDK would otherwise retry on its own, hiding attempts from our log and budget.
         self._client = openai.OpenAI(api_key=settings.api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0)
         self._redact, self.policy = settings.redactor(), settings.policy()
-        self.base_url = base_url
+        self.base_url = redact_url(base_url) if base_url else base_url  # for repr and logs; the client has the real one
 
     def _call(self, call: Callable[[], T]) -> T | Failure:
         return call_or_failure(call, lambda exc: openai_failure(exc, self._openai, self._redact))
@@ -506,7 +507,7 @@ class GeminiClient:
         )
         self._client = genai.Client(api_key=settings.api_key, http_options=options)
         self._redact, self.policy = settings.redactor(), settings.policy()
-        self.base_url = base_url
+        self.base_url = redact_url(base_url) if base_url else base_url  # for repr and logs; the client has the real one
         self.api_version = api_version
 
     def _call(self, call: Callable[[], T]) -> T | Failure:

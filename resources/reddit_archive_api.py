@@ -298,7 +298,7 @@ class ArchiveApiSource(IdOrWindowSource):
                 stack.extend(reversed(_listing_children(data)))
                 continue
             if kind == "more":
-                children = data.get("children") or []
+                children = data.get("children") if isinstance(data.get("children"), list) else []
                 if not children:
                     yield SourceProblem(
                         origin=Origin(SOURCE_KIND, page.url, retrieved_at=page.received_at),
@@ -422,9 +422,9 @@ class ArchiveApiSource(IdOrWindowSource):
         )
 
 
-def _listing_children(listing: Mapping[str, Any]) -> list[Any]:
+def _listing_children(listing: Any) -> list[Any]:
     """Children of a Listing's ``data`` (or of the Listing node itself); empty when absent or malformed."""
-    data = listing.get("data", listing)
+    data = listing.get("data", listing) if isinstance(listing, dict) else None
     children = data.get("children") if isinstance(data, dict) else None
     return children if isinstance(children, list) else []
 

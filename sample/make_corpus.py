@@ -5,8 +5,8 @@ ground truth (planted duplicates, bad files, licence problems) that anyone can
 regenerate byte-for-byte instead of committing binaries or scraped pictures.
 
 Usage: ``python -m sample.make_corpus --out data/sample``.  The build rewrites
-``images/``, ``inbox/``, ``manifest.csv`` and ``expected.json`` in ``--out`` and
-refuses a folder that holds anything else.
+``images/``, ``inbox/``, ``manifest.csv``, ``additions.csv`` and ``expected.json``
+in ``--out`` and refuses a folder that holds anything else.
 
 Ground-truth promises (asserted by tests/test_sample_corpus.py): planted
 near-duplicates are mild (64-bit pHash distance <= 10 to their original) while
@@ -14,11 +14,15 @@ distinct originals are all > 10 apart; harder variants (rotation, overlays,
 large crops, look-alike negatives) belong to the benchmark, built from
 ``sample.synth``.  Every image not listed under ``rejections`` decodes and is at
 least MIN_VALID_SIDE (320) px on its short side; the only licences outside
-ALLOWED_LICENSES are on the ``license_not_allowed`` rows.
+ALLOWED_LICENSES are on the ``license_not_allowed`` rows.  ``additions.csv`` is a
+second, hostile manifest, as a user's spreadsheet export: it has an ``id`` column,
+one row saved in latin-1 (``bad_encoding``), an id used twice (``duplicate_id``:
+the first row wins) and a 1x1 tracking-pixel GIF (``too_small``), among good rows.
 
 Layout written under ``out_dir``::
 
-    manifest.csv                      one row per file under images/ (columns: MANIFEST_COLUMNS)
+    manifest.csv                      one row per file under images/ but additions' (columns: MANIFEST_COLUMNS)
+    additions.csv                     the hostile manifest (columns: ADDITIONS_COLUMNS; one row not UTF-8)
     images/<domain>/<name>.(jpg|png)  manifest source; locator = path relative to manifest.csv
     inbox/<domain>/<name>.(jpg|png)   local folder source; provenance comes from the folder config
     expected.json                     ground truth, schema below
@@ -40,16 +44,19 @@ or ``inbox/virtual/inbox_virtual_00.png``::
          "transformation": "exact" | "resized" | "recompressed" | "cropped" | "brightness_shifted",
          "params": {...}}                             # scale | quality | fraction+anchor | factor; {} for exact
       ],
-      "rejections": [                                 # files a correct pipeline must reject, one reason each
-        {"locator": str,
-         "kind": "undecodable" | "not_an_image" | "too_small" | "blank" | "license_not_allowed"}
+      "rejections": [                                 # inputs a correct pipeline must reject, one reason each
+        {"locator": str,                              # a file, or "additions.csv#line=N" for an unreadable row
+         "kind": "truncated" | "not_an_image" | "too_small" | "blank" | "license_not_allowed"
+                 | "bad_encoding" | "duplicate_id"}
       ],
       "exif_orientation": [                           # files whose pixels must be rotated before use
         {"locator": str, "orientation": int, "stored_size": [w, h], "upright_size": [w, h]}
       ],
       "inbox": [{"locator": str, "domain": str}],     # every file of the folder source
+      "manifests": ["manifest.csv", "additions.csv"], # every manifest, to be listed in the pool's config
       "counts": {                                     # per domain, every domain present (0 if none)
-        "manifest_rows": {domain: int}, "inbox_files": {domain: int}, "originals": {domain: int},
+        "manifest_rows": {domain: int},               # rows of both manifests
+        "inbox_files": {domain: int}, "originals": {domain: int},
         "duplicate_copies": {domain: int}, "rejections": {domain: int}
       }
     }
@@ -65,7 +72,7 @@ import math
 import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +86,8 @@ DOMAINS = ("photography", "painting", "virtual")
 MANIFEST_COLUMNS = ("locator", "title", "creator", "provider", "source_url", "license", "redistribution", "domain")
 ALLOWED_LICENSES = ("CC0-1.0", "CC-BY-4.0")
 REDISTRIBUTION_VALUES = ("allowed", "restricted", "unknown")
-REJECTION_KINDS = ("undecodable", "not_an_image", "too_small", "blank", "license_not_allowed")
+ADDITIONS_COLUMNS = ("id", *MANIFEST_COLUMNS)
+REJECTION_KINDS = ("truncated", "not_an_image", "too_small", "blank", "license_not_allowed", "bad_encoding", "duplicate_id")
 TRANSFORMATIONS = ("exact", "resized", "recompressed", "cropped", "brightness_shifted")
 PROVIDER = "aesforge synthetic sample"
 SOURCE_URL_BASE = "https://sample.aesforge.invalid/"
@@ -137,7 +145,8 @@ _EXIF_ORIGINAL = ("virtual", 0)
 _EXIF_ORIENTATION = 6  # stored rotated 90° counter-clockwise; viewers turn it back clockwise
 _EXIF_UPRIGHT_SIZE = (880, 560)  # not square, so a missed rotation shows in the size
 _INBOX_ORIGINALS = {"photography": 1, "painting": 2, "virtual": 1}
-_BUILD_ENTRIES = frozenset({"images", "inbox", "manifest.csv", "expected.json"})
+_BUILD_ENTRIES = frozenset({"images", "inbox", "manifest.csv", "additions.csv", "expected.json"})
+_ADDITIONS_SEED = 5000
 
 
 @dataclass(frozen=True)
@@ -285,7 +294,7 @@ def _bad_files() -> tuple[list[_File], list[dict[str, Any]]]:
     empty_canvas = _encode(synth.blank_image((512, 384), colour=(236, 232, 220)), "PNG")
     html, icon = synth.not_an_image_bytes(), _encode(synth.tiny_image(), "PNG")
     bad = [
-        (_File("images/photography/photo_truncated.jpg", truncated, "photography", "Sunset", "JPEG"), "undecodable"),
+        (_File("images/photography/photo_truncated.jpg", truncated, "photography", "Sunset", "JPEG"), "truncated"),
         (_File("images/virtual/virtual_preview.png", html, "virtual", "Preview", "PNG"), "not_an_image"),
         (_File("images/virtual/virtual_thumb.png", icon, "virtual", "Icon", "PNG"), "too_small"),
         (_File("images/painting/painting_blank.png", empty_canvas, "painting", "Study in white", "PNG"), "blank"),
@@ -306,6 +315,38 @@ def _inbox_originals() -> tuple[list[_File], list[dict[str, Any]]]:
             files.append(_File(locator, _encode(image, fmt), domain, "", fmt))
             originals.append(_original_entry(locator, domain, seed, image, fmt))
     return files, originals
+
+
+def _additions() -> tuple[list[tuple[str, _File, str]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The hostile manifest's rows in order, as (id, file, encoding); the originals they add; their rejections."""
+    rendered = []
+    for number, (domain, size) in enumerate((("painting", (640, 480)), ("painting", (560, 720)), ("virtual", (600, 400))), 1):
+        seed = _ADDITIONS_SEED + number
+        image = _RENDERERS[domain](seed, size)
+        locator = f"images/{domain}/addition_{number:02d}.jpg"
+        rendered.append((_File(locator, _encode(image, "JPEG"), domain, f"Addition {number:02d}", "JPEG"),
+                         _original_entry(locator, domain, seed, image, "JPEG")))
+    (first, _), (latin, _), (repeat, _) = rendered
+    first = replace(first, title="Étude en gris")  # non-Latin letters saved as UTF-8 are fine
+    latin = replace(latin, title="Étude en ocre")  # the same letters saved as latin-1 are not
+    pixel = _File("images/virtual/tracking_pixel.gif", synth.tracking_pixel_gif(), "virtual", "Tracking pixel", "GIF")
+    rows = [("add-01", first, "utf-8"), ("add-02", latin, "latin-1"), ("add-01", repeat, "utf-8"), ("add-03", pixel, "utf-8")]
+    rejections = [
+        {"locator": "additions.csv#line=3", "kind": "bad_encoding"},
+        {"locator": repeat.locator, "kind": "duplicate_id"},
+        {"locator": pixel.locator, "kind": "too_small"},
+    ]
+    return rows, [entry for _, entry in rendered], rejections
+
+
+def _additions_csv(rows: list[tuple[str, _File, str]]) -> bytes:
+    """The hostile manifest's bytes: each row encoded on its own, as a careless export does."""
+    out = [",".join(ADDITIONS_COLUMNS).encode()]
+    for ident, file, encoding in rows:
+        line = io.StringIO()
+        csv.DictWriter(line, fieldnames=ADDITIONS_COLUMNS, lineterminator="").writerow({"id": ident, **_manifest_rows([file])[0]})
+        out.append(line.getvalue().encode(encoding))
+    return b"\n".join(out) + b"\n"
 
 
 def _per_domain(domains: list[str]) -> dict[str, int]:
@@ -351,11 +392,15 @@ def build_corpus(out_dir: Path) -> dict[str, Any]:
     rejections += [{"locator": f.locator, "kind": "license_not_allowed"} for f in disallowed]
     inbox_files, inbox_originals = _inbox_originals()
     inbox_files += inbox_copies
+    additions, addition_originals, addition_rejections = _additions()
+    rejections += addition_rejections
+    addition_files = [file for _, file, _ in additions]
 
     manifest_files = sorted(originals_files + manifest_copies + bad, key=lambda f: f.locator)
     inbox_files.sort(key=lambda f: f.locator)
-    all_originals = originals + inbox_originals
-    domain_of = {f.locator: f.domain for f in manifest_files + inbox_files}
+    all_originals = originals + addition_originals + inbox_originals
+    domain_of = {f.locator: f.domain for f in manifest_files + addition_files + inbox_files}
+    domain_of["additions.csv#line=3"] = additions[1][1].domain
     expected = {
         "schema_version": SCHEMA_VERSION,
         "manifest": "manifest.csv",
@@ -364,9 +409,10 @@ def build_corpus(out_dir: Path) -> dict[str, Any]:
         "duplicates": duplicates,
         "rejections": sorted(rejections, key=lambda r: r["locator"]),
         "exif_orientation": exif_entries,
+        "manifests": ["manifest.csv", "additions.csv"],
         "inbox": [{"locator": f.locator, "domain": f.domain} for f in inbox_files],
         "counts": {
-            "manifest_rows": _per_domain([f.domain for f in manifest_files]),
+            "manifest_rows": _per_domain([f.domain for f in manifest_files + addition_files]),
             "inbox_files": _per_domain([f.domain for f in inbox_files]),
             "originals": _per_domain([o["domain"] for o in all_originals]),
             "duplicate_copies": _per_domain([domain_of[d["copy"]] for d in duplicates]),
@@ -374,7 +420,7 @@ def build_corpus(out_dir: Path) -> dict[str, Any]:
         },
     }
 
-    for f in manifest_files + inbox_files:
+    for f in manifest_files + addition_files + inbox_files:
         path = out_dir / f.locator
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(f.data)
@@ -382,6 +428,7 @@ def build_corpus(out_dir: Path) -> dict[str, Any]:
         writer = csv.DictWriter(handle, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(_manifest_rows(manifest_files))
+    (out_dir / "additions.csv").write_bytes(_additions_csv(additions))
     (out_dir / "expected.json").write_text(json.dumps(expected, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return expected
 

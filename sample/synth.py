@@ -685,6 +685,15 @@ def tiny_image(size: Size = (12, 12)) -> Image.Image:
     return _to_image(np.stack([red, green, np.full((height, width), 128.0)], axis=-1))
 
 
+def tracking_pixel_gif() -> bytes:
+    """A 1x1 transparent GIF, as web pages embed to count views; scraped image sets are full of them."""
+    pixel = Image.new("P", (1, 1), 0)
+    pixel.putpalette([255, 255, 255] * 2)
+    buffer = io.BytesIO()
+    pixel.save(buffer, format="GIF", transparency=0)
+    return buffer.getvalue()
+
+
 def blank_image(
     size: Size, colour: Colour = (128, 128, 128), noise_seed: Seed | None = None, noise_amplitude: int = 2
 ) -> Image.Image:

@@ -16,6 +16,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from sample import synth
 from sample.make_corpus import (
+    ADDITIONS_COLUMNS,
     ALLOWED_LICENSES,
     DOMAINS,
     MANIFEST_COLUMNS,
@@ -46,6 +47,13 @@ def expected(corpus: Path) -> dict:
 @pytest.fixture(scope="module")
 def manifest(corpus: Path) -> list[dict[str, str]]:
     with open(corpus / "manifest.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def additions(corpus: Path) -> list[dict[str, str]]:
+    """The hostile manifest's rows, read as latin-1 so that every row parses (its locators are ASCII)."""
+    with open(corpus / "additions.csv", newline="", encoding="latin-1") as handle:
         return list(csv.DictReader(handle))
 
 
@@ -108,9 +116,10 @@ def test_manifest_has_the_agreed_columns_and_values(corpus: Path, manifest: list
 
 
 def test_every_locator_exists_and_every_image_file_is_listed_once(
-    corpus: Path, manifest: list[dict[str, str]], expected: dict
+    corpus: Path, manifest: list[dict[str, str]], additions: list[dict[str, str]], expected: dict
 ) -> None:
-    locators = [row["locator"] for row in manifest]
+    assert expected["manifests"] == ["manifest.csv", "additions.csv"]
+    locators = [row["locator"] for row in manifest + additions]
     assert len(locators) == len(set(locators))
     for locator in locators:
         assert not Path(locator).is_absolute() and ".." not in Path(locator).parts
@@ -122,10 +131,10 @@ def test_every_locator_exists_and_every_image_file_is_listed_once(
     assert not inbox_on_disk & set(locators), "folder-source files carry no manifest rows"
 
 
-def test_counts_match_the_files(manifest: list[dict[str, str]], expected: dict) -> None:
+def test_counts_match_the_files(manifest: list[dict[str, str]], additions: list[dict[str, str]], expected: dict) -> None:
     counts = expected["counts"]
     for domain in DOMAINS:
-        assert counts["manifest_rows"][domain] == sum(row["domain"] == domain for row in manifest)
+        assert counts["manifest_rows"][domain] == sum(row["domain"] == domain for row in manifest + additions)
         assert counts["inbox_files"][domain] == sum(entry["domain"] == domain for entry in expected["inbox"])
         assert counts["originals"][domain] == sum(entry["domain"] == domain for entry in expected["originals"])
         assert counts["originals"][domain] >= 16
@@ -218,8 +227,29 @@ def test_every_rejection_kind_is_planted_and_known(expected: dict) -> None:
     assert {r["kind"] for r in expected["rejections"]} == set(REJECTION_KINDS)
 
 
-def test_undecodable_files_open_but_fail_to_load(corpus: Path, expected: dict) -> None:
-    for locator in _rejected(expected, "undecodable"):
+def test_the_additions_manifest_has_a_latin1_row_a_repeated_id_and_a_tracking_pixel(
+    corpus: Path, additions: list[dict[str, str]], expected: dict
+) -> None:
+    lines = (corpus / "additions.csv").read_bytes().split(b"\n")
+    assert tuple(lines[0].decode().split(",")) == ADDITIONS_COLUMNS
+    not_utf8 = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            not_utf8.append(number)
+    assert [f"additions.csv#line={n}" for n in not_utf8] == _rejected(expected, "bad_encoding")
+    ids = [row["id"] for row in additions]
+    (repeated,) = {i for i in ids if ids.count(i) > 1}
+    later = [row["locator"] for row in additions if row["id"] == repeated][1:]
+    assert later == _rejected(expected, "duplicate_id")
+    assert "Étude" in lines[1].decode("utf-8")  # the first row's non-Latin title, saved right
+    pixels = [locator for locator in _rejected(expected, "too_small") if locator.endswith(".gif")]
+    assert pixels and all(Image.open(corpus / locator).size == (1, 1) for locator in pixels)
+
+
+def test_truncated_files_open_but_fail_to_load(corpus: Path, expected: dict) -> None:
+    for locator in _rejected(expected, "truncated"):
         with Image.open(corpus / locator) as img:
             assert img.format == "JPEG"
             with pytest.raises(OSError):
@@ -238,7 +268,8 @@ def test_too_small_and_blank_files_are_valid_images_with_the_named_defect(corpus
         with Image.open(corpus / locator) as img:
             img.load()
             assert max(img.size) < 32
-            assert len(img.getcolors(maxcolors=1 << 16)) > 1, "too small, not blank"
+            if img.size != (1, 1):  # a tracking pixel has one colour; anything bigger must not look blank
+                assert len(img.getcolors(maxcolors=1 << 16)) > 1, "too small, not blank"
     for locator in _rejected(expected, "blank"):
         with Image.open(corpus / locator) as img:
             assert min(img.size) >= MIN_VALID_SIDE
@@ -253,10 +284,10 @@ def test_licence_rejections_are_exactly_the_rows_outside_the_allow_list(
 
 
 def test_every_image_not_rejected_for_its_content_decodes_at_a_usable_size(
-    corpus: Path, manifest: list[dict[str, str]], expected: dict
+    corpus: Path, manifest: list[dict[str, str]], additions: list[dict[str, str]], expected: dict
 ) -> None:
-    content_rejects = {r["locator"] for r in expected["rejections"] if r["kind"] != "license_not_allowed"}
-    locators = [row["locator"] for row in manifest] + [entry["locator"] for entry in expected["inbox"]]
+    content_rejects = {r["locator"] for r in expected["rejections"] if r["kind"] in {"truncated", "not_an_image", "too_small", "blank"}}
+    locators = [row["locator"] for row in manifest + additions] + [entry["locator"] for entry in expected["inbox"]]
     for locator in locators:
         if locator in content_rejects:
             continue

@@ -6,22 +6,59 @@ inter-process file lock (``<db>.lock``) and a connection that lives only for one
 Steps do their slow work (fetching, decoding, hashing, embedding) outside the lock and take it
 only to read their inputs and to write a batch of results, so steps interleave at batch
 granularity instead of failing on DuckDB's own lock.
+
+Every connection first checks that the file is a sound DuckDB file (``soundness_problem``): a damaged one is
+refused with ``WarehouseDamaged`` and left untouched, because DuckDB would otherwise answer from what is left
+of it or write over it. Before migrations change an existing warehouse, it is copied to
+``<db>.pre-migration-<version>.duckdb``. A warehouse that cannot be used as a whole (damaged, locked, disk
+full) surfaces as one line (``storage_failure``) instead of a traceback.
 """
 
 from __future__ import annotations
 
+import errno
+import glob
 import importlib.resources
+import os
 import re
+import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+import numpy as np
 import pandas as pd
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+# DuckDB's single-file layout (src/storage/single_file_block_manager.cpp): a 4096-byte main header (checksum,
+# "DUCK" at offset 8), two 4096-byte database headers (checksum, iteration, meta block, free list, block
+# count, block allocation size, ...), then block_count blocks of the allocation size. Each header starts with
+# a checksum of its other 4088 bytes.
+_HEADER_SIZE = 4096
+_MAGIC = b"DUCK"
+_DEFAULT_BLOCK_ALLOC_SIZE = 262144
+_CHECKSUM_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
+_HEADER_NAMES = ("main header", "first database header", "second database header")
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# DuckDB's words for a file it cannot read as a database (a lock held by another program is not among them).
+_DUCKDB_WRITTEN_FILE = re.compile(r'Could not write file \\?"([^"\\]+)\\?"')
+_DAMAGE_MARKERS = ("Corrupt database file", "Could not read enough bytes", "not a valid DuckDB database file")
+
+
+class WarehouseUnavailable(RuntimeError):
+    """The warehouse as a whole cannot be used: the step or run stops, and says so in one line."""
+
+
+class WarehouseDamaged(WarehouseUnavailable):
+    """The file is not a sound DuckDB file; it is left as it is for the user to restore or move aside."""
+
+
+class WarehouseLocked(WarehouseUnavailable):
+    """Another process holds the warehouse longer than this one may wait."""
 
 Conflict = Literal["ignore", "replace"]
 
@@ -35,15 +72,62 @@ class Warehouse:
         self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout_s)
         self._migrated = False
 
+    def check(self) -> None:
+        """Raise ``WarehouseDamaged`` (one line: the file, the problem, how to restore) unless the file is sound
+        or does not exist yet. Reads only: the file, its mtime included, stays as it is."""
+        with self._locked():  # not while another process is half-way through writing it
+            problem = soundness_problem(self.path)
+        if problem is not None:
+            raise WarehouseDamaged(
+                f"warehouse {self.path} is damaged: {problem}; it was left untouched. {restore_hint(self.path)}"
+            )
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        self.check()
+        try:
+            return duckdb.connect(str(self.path))
+        except duckdb.IOException as exc:
+            if "Could not set lock" not in str(exc):
+                raise
+            holder = str(exc).partition("Conflicting lock is held in ")[2].partition(". See also")[0]
+            raise WarehouseLocked(
+                f"warehouse {self.path} is open in another program ({holder or 'unknown'}); close it and run again"
+            ) from exc
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            self._lock.acquire()
+        except Timeout as exc:
+            raise WarehouseLocked(
+                f"warehouse locked by another process ({self._lock.lock_file}) for {self._lock.timeout:g} s"
+            ) from exc
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+        """Apply pending migrations, first copying a warehouse that already has a schema; returns the connection
+        to go on with (a new one when the file was closed for the copy)."""
+        done = applied_versions(con)
+        pending = [v for v, _, _ in migrations() if v not in done]
+        if pending and done:
+            con.close()  # flushes DuckDB's WAL into the file, so the copy is complete
+            copy_before_migration(self.path, pending[0])
+            con = self._connect()
+        apply_migrations(con)
+        self._migrated = True
+        return con
+
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Hold the warehouse for one all-or-nothing unit of work."""
-        with self._lock:
-            con = duckdb.connect(str(self.path))
+        with self._locked():
+            con = self._connect()
             try:
                 if not self._migrated:
-                    apply_migrations(con)
-                    self._migrated = True
+                    con = self._migrate(con)
                 con.execute("BEGIN TRANSACTION")
                 try:
                     yield con
@@ -101,13 +185,138 @@ def migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+def applied_versions(con: duckdb.DuckDBPyConnection) -> set[int]:
+    """The migrations already in the warehouse (none for a new file)."""
+    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migration'").fetchone()[0]:
+        return set()
+    return {row[0] for row in con.execute("SELECT version FROM schema_migration").fetchall()}
+
+
+def pre_migration_copy(path: Path, version: int) -> Path:
+    return path.with_name(f"{path.name}.pre-migration-{version:04d}.duckdb")
+
+
+def copy_before_migration(path: Path, version: int) -> Path:
+    """Copy the warehouse to ``<db>.pre-migration-<version>.duckdb`` before migration ``version`` changes it.
+
+    An existing copy is kept (it is the state before the first attempt); the copy is written under a temporary
+    name and renamed, so a copy cut short (a full disk) is never taken for a complete one."""
+    copy = pre_migration_copy(path, version)
+    if not copy.exists():
+        partial = copy.with_name(copy.name + ".partial")
+        shutil.copyfile(path, partial)
+        os.replace(partial, copy)
+    return copy
+
+
+def restore_hint(path: Path) -> str:
+    copies = sorted(path.parent.glob(f"{glob.escape(path.name)}.pre-migration-*.duckdb"))
+    restore = f"restore the copy taken before the last migration (cp {copies[-1]} {path})" if copies else "restore it from a backup"
+    return f"To go on, {restore}, or move it aside (mv {path} {path}.damaged) and run again to rebuild it from the inputs."
+
+
+def _checksum(block: bytes) -> int:
+    """DuckDB's checksum of a header (``Checksum`` in src/common/checksum.cpp): 5381 xor-ed with every 8-byte
+    little-endian word times a constant, modulo 2**64."""
+    words = np.frombuffer(block, dtype="<u8")
+    return int(np.bitwise_xor.reduce(words * _CHECKSUM_MULTIPLIER)) ^ 5381
+
+
+def soundness_problem(path: Path) -> str | None:
+    """Why ``path`` is not a sound DuckDB database file, or None (also when there is no file yet).
+
+    Checks what can be checked without DuckDB and without writing: not empty, the magic bytes, the three
+    header checksums, and a file at least as long as its active header's block count promises (a file cut
+    short still opens in DuckDB and answers from what is left)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if size == 0:
+        return "the file is empty (0 bytes)"
+    with path.open("rb") as handle:
+        head = handle.read(3 * _HEADER_SIZE)
+    if head[8:12] != _MAGIC:
+        return f"it is not a DuckDB database file (no {_MAGIC.decode()} magic bytes at offset 8)"
+    if len(head) < 3 * _HEADER_SIZE:
+        return f"the file is truncated: {size} bytes, shorter than DuckDB's three {_HEADER_SIZE}-byte headers"
+    for index, name in enumerate(_HEADER_NAMES):
+        block = head[index * _HEADER_SIZE : (index + 1) * _HEADER_SIZE]
+        if int.from_bytes(block[:8], "little") != _checksum(block[8:]):
+            return f"the checksum of its {name} (bytes {index * _HEADER_SIZE}-{(index + 1) * _HEADER_SIZE - 1}) does not match"
+    headers = [np.frombuffer(head[i * _HEADER_SIZE + 8 : i * _HEADER_SIZE + 48], dtype="<u8") for i in (1, 2)]
+    _, _, _, block_count, alloc_size = (int(v) for v in max(headers, key=lambda h: int(h[0])))
+    alloc_size = alloc_size or _DEFAULT_BLOCK_ALLOC_SIZE
+    present, partial = divmod(size - 3 * _HEADER_SIZE, alloc_size)
+    if partial:
+        return f"the file is truncated: {size} bytes end inside a {alloc_size}-byte block (block {present})"
+    if present < block_count:
+        return _missing_blocks_problem(path, present, block_count)
+    return None
+
+
+def _missing_blocks_problem(path: Path, present: int, block_count: int) -> str | None:
+    """The file holds fewer blocks than its header lists. DuckDB does that itself (it trims free blocks off the
+    end after writing the header), so ask DuckDB, read-only, whether a block it uses or more blocks than are
+    free are missing. Index blocks are not listed by DuckDB; a cut through those alone shows when read."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        return _unreadable(exc)
+    try:
+        free = con.execute("SELECT free_blocks FROM pragma_database_size()").fetchone()[0]
+        used = {row[0] for row in con.execute("SELECT block_id FROM pragma_metadata_info()").fetchall()}
+        for (table,) in con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables()").fetchall():
+            used.update(row[0] for row in con.execute(
+                "SELECT block_id FROM pragma_storage_info(?) WHERE block_id >= 0 UNION SELECT unnest(additional_block_ids)"
+                " FROM pragma_storage_info(?)", [table, table]).fetchall() if row[0] is not None)
+    except duckdb.Error as exc:
+        return _unreadable(exc)
+    finally:
+        con.close()
+    beyond = sorted(b for b in used if b >= present)
+    if beyond or block_count - present > free:
+        missing = f"block {beyond[0]} is in use" if beyond else f"only {free} of the missing blocks are free"
+        return f"the file is truncated: it holds {present} of the {block_count} blocks its header lists, and {missing}"
+    return None
+
+
+def _unreadable(exc: duckdb.Error) -> str | None:
+    """A damage message for DuckDB's read errors; None for others (another program holding it: not damage)."""
+    text = str(exc).strip().splitlines()[0]
+    return f"DuckDB cannot read it ({text})" if any(marker in text for marker in _DAMAGE_MARKERS) else None
+
+
+def storage_failure(exc: BaseException) -> str | None:
+    """One line for an error that concerns the warehouse or the disk as a whole (damaged, locked, disk full),
+    looked for along the exception's causes; None for any other error, which is a bug to show in full."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, WarehouseUnavailable):
+            return str(seen)
+        if isinstance(seen, Timeout):
+            return f"warehouse locked by another process ({seen.lock_file})"
+        if isinstance(seen, OSError) and seen.errno in _DISK_FULL:
+            return f"disk full writing {seen.filename}: {seen.strerror}" if seen.filename else f"disk full: {seen.strerror}"
+        text = str(seen).strip().splitlines()[0] if str(seen).strip() else ""
+        if isinstance(seen, duckdb.Error) and "No space left on device" in text:
+            written = _DUCKDB_WRITTEN_FILE.search(text)
+            return f"disk full writing {written.group(1)}: No space left on device" if written else f"disk full: {text}"
+        if isinstance(seen, duckdb.Error) and any(marker in text for marker in _DAMAGE_MARKERS):
+            return f"warehouse damaged: {text}"
+        if "database or disk is full" in text:  # SQLite (the Dagster instance's run and event storage)
+            return f"disk full: {text}"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
     """Bring the schema up to date; each migration runs in its own transaction, exactly once."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migration ("
         " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
     )
-    done = {row[0] for row in con.execute("SELECT version FROM schema_migration").fetchall()}
+    done = applied_versions(con)
     applied = []
     for version, name, sql in migrations():
         if version in done:

@@ -3,14 +3,20 @@
 Ids are content-derived so that recording the same thing twice is a no-op: an entity id is
 ``<kind>:<sha256>``, an activity id hashes (asset, partition, run). All writers use
 insert-or-ignore, so a re-run adds no duplicate rows; decisions that may change between runs
-(rejections) are replaced in place.
+(rejections) are replaced in place. Every string about to be stored here passes through
+``redact_value``, so a credential in an endpoint URL never reaches the warehouse or what is exported from it.
+An activity records the process that runs it, so an activity a killed process left ``running`` is told
+apart from one of a live concurrent run and marked ``abandoned`` (``abandon_dead_activities``).
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -18,6 +24,7 @@ import pandas as pd
 
 from warehouse.db import insert_rows, registered
 from warehouse.ids import canonical_json, digest_of, entity_id
+from warehouse.redaction import redact_text, redact_value
 
 
 def utcnow() -> datetime:
@@ -67,7 +74,7 @@ class ActivityLog:
                 "entity_id": e.entity_id,
                 "kind": e.kind,
                 "content_sha256": e.content_sha256,
-                "attributes": None if e.attributes is None else canonical_json(e.attributes),
+                "attributes": _stored_json(e.attributes),
                 "recorded_at": now,
             }
             for e in entities
@@ -113,7 +120,7 @@ class ActivityLog:
                 "entity_id": entity,
                 "stage": stage,
                 "reason_code": reason,
-                "detail": detail,
+                "detail": None if detail is None else redact_text(detail),
                 "retryable": retryable,
                 "activity_id": self.activity_id,
                 "recorded_at": now,
@@ -143,10 +150,77 @@ def record_agent(con: duckdb.DuckDBPyConnection, agent: Agent) -> None:
                 "kind": agent.kind,
                 "name": agent.name,
                 "version": agent.version,
-                "attributes": None if agent.attributes is None else canonical_json(agent.attributes),
+                "attributes": _stored_json(agent.attributes),
             }
         ],
     )
+
+
+def _stored_json(attributes: Mapping[str, Any] | None) -> str | None:
+    return None if attributes is None else canonical_json(redact_value(attributes))
+
+
+@dataclass(frozen=True)
+class Process:
+    """A process as the warehouse records it: pid, host, and its start time where the OS tells it (Linux), so
+    that a later process reusing the pid is not taken for it."""
+
+    pid: int
+    hostname: str
+    start: str | None
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None where there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()
+
+
+def this_process() -> Process:
+    stat = _proc_stat(os.getpid())
+    return Process(os.getpid(), socket.gethostname(), stat[19] if stat and len(stat) > 19 else None)
+
+
+def process_alive(pid: int, start: str | None) -> bool:
+    """Whether the process ``pid`` started at ``start`` still runs on this host (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        pass
+    stat = _proc_stat(pid)
+    if stat is None:
+        return True  # no /proc: the signal said it exists, and that is all we can know
+    return stat[0] != "Z" and (start is None or len(stat) <= 19 or stat[19] == start)
+
+
+def abandoned_note(pid: int, hostname: str) -> str:
+    return f"abandoned: process {pid} on host {hostname} is gone"
+
+
+def abandon_dead_activities(con: duckdb.DuckDBPyConnection, found_by: str) -> list[str]:
+    """Mark ``abandoned`` the activities left ``running`` by a process of this host that no longer runs, with
+    the reason in their summary; activities of live processes, and of other hosts (whose processes cannot be
+    checked from here), are left as they are. Returns the activity ids marked."""
+    host = socket.gethostname()
+    rows = con.execute(
+        "SELECT activity_id, pid, process_start FROM activity WHERE status = 'running' AND hostname = ? AND pid IS NOT NULL",
+        [host],
+    ).fetchall()
+    marked = []
+    for activity, pid, start in rows:
+        if not process_alive(pid, start):
+            summary = {"note": abandoned_note(pid, host), "found_by": found_by, "found_at": utcnow().isoformat()}
+            con.execute(
+                "UPDATE activity SET status = 'abandoned', summary = ? WHERE activity_id = ? AND status = 'running'",
+                [canonical_json(summary), activity],
+            )
+            marked.append(activity)
+    return marked
 
 
 def start_activity(
@@ -159,12 +233,15 @@ def start_activity(
     parameters: Mapping[str, Any],
     agents: Iterable[tuple[Agent, str]],
 ) -> ActivityLog:
-    """Open (or, on a step retry within the same run, reopen) an activity and link its agents."""
+    """Open (or, on a step retry within the same run, reopen) an activity run by this process and link its agents."""
     activity = activity_id_for(asset_key, partition_key, run_id)
+    process = this_process()
     con.execute(
-        "INSERT OR REPLACE INTO activity (activity_id, asset_key, partition_key, run_id, code_version,"
-        " parameters, started_at, ended_at, status, summary) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running', NULL)",
-        [activity, asset_key, partition_key, run_id, code_version, canonical_json(parameters), utcnow()],
+        "INSERT OR REPLACE INTO activity (activity_id, asset_key, partition_key, run_id, code_version, parameters,"
+        " started_at, ended_at, status, summary, pid, hostname, process_start)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 'running', NULL, ?, ?, ?)",
+        [activity, asset_key, partition_key, run_id, code_version, canonical_json(redact_value(parameters)), utcnow(),
+         process.pid, process.hostname, process.start],
     )
     log = ActivityLog(con, activity)
     for agent, role in agents:
@@ -177,5 +254,5 @@ def finish_activity(
 ) -> None:
     con.execute(
         "UPDATE activity SET ended_at = ?, status = ?, summary = ? WHERE activity_id = ?",
-        [utcnow(), status, canonical_json(summary), activity_id],
+        [utcnow(), status, canonical_json(redact_value(summary)), activity_id],
     )

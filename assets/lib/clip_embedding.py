@@ -82,13 +82,19 @@ class ClipEmbedder:
                     pool.submit(self._preprocess, _checked_image(img, start + i)) for i, img in enumerate(batch)
                 ]
                 if pending:
-                    yield self._encode(pending)
+                    yield self.embed_prepared([f.result() for f in pending])
                 pending = submitted
             if pending:
-                yield self._encode(pending)
+                yield self.embed_prepared([f.result() for f in pending])
 
-    def _encode(self, prepared: list[Future[torch.Tensor]]) -> np.ndarray:
-        pixels = torch.stack([f.result() for f in prepared]).to(self.device)
+    def prepare(self, image: Image.Image) -> torch.Tensor:
+        """The model input for one image (resize, crop, normalise): the per-image part, safe on any thread, so a
+        caller can prepare images one by one (and see which one fails) and embed them in batches."""
+        return self._preprocess(image)
+
+    def embed_prepared(self, prepared: list[torch.Tensor]) -> np.ndarray:
+        """One (len(prepared), dim) array: the prepared images through the model as one batch."""
+        pixels = torch.stack(prepared).to(self.device)
         with torch.inference_mode(), self._autocast():
             features = self._model.encode_image(pixels)
         return F.normalize(features.float(), dim=-1).cpu().numpy()

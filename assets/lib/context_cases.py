@@ -32,8 +32,10 @@ part per image (an empty ``creator`` cell means every creator is unknown); optio
 ``proposed_assessment``, ``probe_model``, ``probe_answer``, ``probe_note``. Texts holding ``;`` or ``|`` need
 the JSON form.
 
-Locators name records the way a person finds them: ``cases.csv#row=4`` is the spreadsheet row (header = row 1),
-``cases.json#record=2`` the 0-based index in the list (``jq '.[2]'`` or ``jq '.cases[2]'``).
+Locators name records the way a person finds them: ``cases.csv#line=4`` is the line the row starts on (header =
+line 1), ``cases.json#record=2`` the 0-based index in the list (``jq '.[2]'`` or ``jq '.cases[2]'``). Every CSV
+line is decoded on its own, so a line that is not UTF-8 or a ragged row is that row's rejection; a JSON file
+that breaks part-way keeps the records before the break and the rest is one rejection where it broke.
 
 Rules worth knowing: a missing creator stays ``"unknown"`` (never inferred, S2.1.4); option ids, the gold and the
 probe answer compare case-insensitively and are stored as the option's own id; a case has 2 or 3 options (the
@@ -55,6 +57,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from assets.lib import sheets
+from assets.lib.textfiles import BAD_ENCODING, INVALID_JSON, Utf8Text, read_csv_table
 from warehouse.ids import digest_of
 
 REDISTRIBUTION = ("allowed", "restricted", "unknown")
@@ -93,7 +96,9 @@ REASON_CODES = (
     "bad_redistribution",    # redistribution outside allowed | restricted | unknown
     "bad_probe",             # a probe without model or answer
     "probe_not_option",      # the probe's answer is not one of the options
-    "extra_cells",           # a CSV row with more cells than the header (an unquoted comma)
+    "bad_encoding",          # a CSV line, or the rest of a JSON file, that is not UTF-8
+    "ragged_row",            # a CSV row with more or fewer cells than the header (an unquoted comma)
+    "invalid_json",          # the JSON breaks after some records: the rest of the file is not read
 )
 
 
@@ -542,18 +547,18 @@ def _csv_record(cells: Mapping[str, str]) -> tuple[dict[str, Any], list[tuple[st
 _FIELD_OF = {"bad_option": "options", "rights_count": "rights"}
 
 
-def _csv_cases(stream: TextIO, name: str) -> Iterator[tuple[str, Any, list[tuple[str, str]]]]:
-    reader = sheets.SheetReader(stream, name, CSV_REQUIRED, CaseFileError, needs="a case CSV",
-                                trailing_empty_cells_ok=True)
-    reported = 0
-    for row_number, cells in reader:
-        for row, text in reader.problems[reported:]:
-            yield f"{name}#row={row}", None, [("extra_cells", text)]
-        reported = len(reader.problems)
-        record, problems = _csv_record(cells)
-        yield f"{name}#row={row_number}", record, problems
-    for row, text in reader.problems[reported:]:
-        yield f"{name}#row={row}", None, [("extra_cells", text)]
+def _csv_cases(path: Path, name: str) -> Iterator[tuple[str, Any, list[tuple[str, str]]]]:
+    """Each row decoded on its own (``assets/lib/textfiles.py``): a line that is not UTF-8 (``bad_encoding``) or a
+    row with more or fewer cells than the header (``ragged_row``) is that row's rejection."""
+    for record in read_csv_table(path, CSV_REQUIRED):
+        if record.file_level:
+            raise CaseFileError(name, [(None, record.problem[1])])
+        locator = f"{name}#line={record.line}"
+        if record.problem:
+            yield locator, None, [record.problem]
+            continue
+        record_value, problems = _csv_record({key: value.strip() for key, value in record.fields.items()})
+        yield locator, record_value, problems
 
 
 # --- JSON (streaming) --------------------------------------------------------------------------------------
@@ -675,51 +680,74 @@ class _JsonStream:
 # --- reading ---------------------------------------------------------------------------------------------------
 
 
-def iter_cases(stream: TextIO, name: str, fmt: str) -> Iterator[ContextCase | CaseRejection]:
-    """The cases of an open file (``fmt``: json | csv), one at a time; ``name`` goes into every locator.
-
-    A later record reusing a case_id is rejected (``duplicate_case_id`` names where the first one is); the
-    first stays. A broken file raises CaseFileError where reading stops, after the records before it.
-    """
-    if fmt == "json":
-        source: Iterator[tuple[str, Any, list[tuple[str, str]]]] = (
-            (f"{name}#record={index}", record, []) for index, record in enumerate(_JsonStream(stream, name).records())
-        )
-    elif fmt == "csv":
-        source = _csv_cases(stream, name)
-    else:
-        raise ValueError(f"case file format must be json or csv, not {fmt!r}")
-    first_seen: dict[str, str] = {}
-    for locator, record, early in source:
-        if record is None:
-            yield CaseRejection(locator, None, early[0][0], tuple(early))
-            continue
-        reported = {_FIELD_OF.get(code, "") for code, _ in early}
-        result = validate_case(record, locator, reported)
-        if early:
-            problems = tuple(early) + (result.problems if isinstance(result, CaseRejection) else ())
-            case_id = result.case_id
-            yield CaseRejection(locator, case_id, problems[0][0], problems)
-            continue
-        if isinstance(result, ContextCase):
-            earlier = first_seen.get(result.case_id)
-            if earlier is not None:
-                text = f"case_id {result.case_id!r} was already read at {earlier}"
-                yield CaseRejection(locator, result.case_id, "duplicate_case_id", (("duplicate_case_id", text),))
-                continue
-            first_seen[result.case_id] = locator
-        yield result
-
-
-def read_cases(path: str | os.PathLike[str]) -> Iterator[ContextCase | CaseRejection]:
-    """The cases of a ``.json`` or ``.csv`` file, streamed; see the module docstring for both layouts."""
+def case_records(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any, list[tuple[str, str]]]]:
+    """The raw records of a ``.json`` or ``.csv`` case file, streamed, as ``(locator, record, problems)``: a
+    record is None when the reader itself could not use it (``problems`` says why). Raises CaseFileError before
+    the first record for a file that cannot be read at all."""
     path = Path(path)
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in ("json", "csv"):
         raise CaseFileError(path.name, [(None, f"unknown case file type {path.suffix!r}; use .json or .csv")])
-    newline = "" if suffix == "csv" else None
-    with path.open(encoding="utf-8-sig", newline=newline) as stream:
-        yield from iter_cases(stream, path.name, suffix)
+    if suffix == "csv":
+        yield from _csv_cases(path, path.name)
+        return
+    with path.open("rb") as handle:
+        yield from _json_cases(Utf8Text(handle), path.name)
+
+
+def _json_cases(stream: TextIO, name: str) -> Iterator[tuple[str, Any, list[tuple[str, str]]]]:
+    """The JSON records; JSON cannot be resynchronised, so when the file breaks after some records (bad syntax,
+    a byte that is not UTF-8) those stay read and the rest is one rejection at the record where it broke. A
+    break before the first record is the whole file's CaseFileError."""
+    index = 0
+    try:
+        for record in _JsonStream(stream, name).records():
+            yield f"{name}#record={index}", record, []
+            index += 1
+    except (CaseFileError, UnicodeDecodeError, RecursionError) as exc:
+        if isinstance(exc, CaseFileError):
+            code, text = INVALID_JSON, "; ".join(problem for _, problem in exc.problems)
+        elif isinstance(exc, UnicodeDecodeError):
+            code, text = BAD_ENCODING, f"byte {exc.object[exc.start:exc.start + 1].hex()} is not UTF-8 ({exc.reason})"
+        else:
+            code, text = INVALID_JSON, f"record {index} is nested too deeply to read"
+        if not index:
+            raise exc if isinstance(exc, CaseFileError) else CaseFileError(name, [(None, text)]) from None
+        yield f"{name}#record={index}", None, [(code, f"{text}; record {index} and everything after it is not read")]
+
+
+def case_from_record(locator: str, record: Any, early: list[tuple[str, str]],
+                     first_seen: dict[str, str]) -> ContextCase | CaseRejection:
+    """One raw record as a case or its rejection. A later record reusing a case_id is rejected
+    (``duplicate_case_id`` names where the first one is); ``first_seen`` (case_id -> locator) is updated."""
+    if record is None:
+        return CaseRejection(locator, None, early[0][0], tuple(early))
+    reported = {_FIELD_OF.get(code, "") for code, _ in early}
+    result = validate_case(record, locator, reported)
+    if early:
+        problems = tuple(early) + (result.problems if isinstance(result, CaseRejection) else ())
+        return CaseRejection(locator, result.case_id, problems[0][0], problems)
+    if isinstance(result, ContextCase):
+        earlier = first_seen.get(result.case_id)
+        if earlier is not None:
+            text = f"case_id {result.case_id!r} was already read at {earlier}"
+            return CaseRejection(locator, result.case_id, "duplicate_case_id", (("duplicate_case_id", text),))
+        first_seen[result.case_id] = locator
+    return result
+
+
+def iter_cases(stream: TextIO, name: str) -> Iterator[ContextCase | CaseRejection]:
+    """The cases of an open JSON case text, one at a time; ``name`` goes into every locator."""
+    first_seen: dict[str, str] = {}
+    for locator, record, early in _json_cases(stream, name):
+        yield case_from_record(locator, record, early, first_seen)
+
+
+def read_cases(path: str | os.PathLike[str]) -> Iterator[ContextCase | CaseRejection]:
+    """The cases of a ``.json`` or ``.csv`` file, streamed; see the module docstring for both layouts."""
+    first_seen: dict[str, str] = {}
+    for locator, record, early in case_records(path):
+        yield case_from_record(locator, record, early, first_seen)
 
 
 def cases_csv_text(cases: Sequence[ContextCase]) -> str:

@@ -9,19 +9,20 @@ every edit by hand, regenerating the failures). The edited image is a *synthetic
 revises the source's own label and never joins an accuracy split, so every record says so (``synthetic``,
 ``kind``) and ``guard_natural`` stops one from slipping into an export of natural images.
 
-Specs and manual-check decisions come from CSV sheets written by people (read with assets/lib/sheets.py); rows
-are numbered as a spreadsheet shows them (the header is row 1) so an error points at the cell to fix.
-Nothing here calls a model or touches the warehouse.
+Specs and manual-check decisions come from CSV sheets written by people, read row by row (``sheet_rows``): each
+row is one input with its own outcome, named by its line (the header is line 1), so one bad row never costs the
+others. Nothing here calls a model or touches the warehouse.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any
 
-from assets.lib.sheets import SheetError, SheetReader
+from assets.lib.textfiles import BAD_HEADER, read_csv_records
 from warehouse.ids import digest_of, entity_id
 
 KIND = "counterfactual_edit"
@@ -371,46 +372,72 @@ def pair_figures(answers: Iterable[tuple[CounterfactualSpec, str, str]]) -> Pair
     )
 
 
-# --- the spec sheet -------------------------------------------------------------------------------------
+# --- the sheets ---------------------------------------------------------------------------------------
 
-
-class SpecSheetError(SheetError):
-    """A spec sheet that cannot be read; names the sheet and every offending row."""
-
-    reason_code = "malformed_counterfactual_sheet"
-    prefix = "counterfactual sheet"
-
-
-def parse_specs(stream: TextIO, sheet: str = "specs", labels: Sequence[str] = DEFAULT_LABELS) -> list[CounterfactualSpec]:
-    """The specs in a CSV sheet with columns ``SPEC_COLUMNS`` (others are ignored; blank rows skipped).
-
-    Read whole or not at all: any bad row raises SpecSheetError listing every problem with its spreadsheet row
-    (the header is row 1). The same source, cue and instruction twice is an error naming the earlier row.
-    """
-    allowed = _check_labels(labels)
-    reader = SheetReader(stream, sheet, SPEC_COLUMNS, SpecSheetError, needs="a spec sheet")
-    specs: list[CounterfactualSpec] = []
-    for row_number, cells in reader:
-        spec = CounterfactualSpec(*(cells[column] for column in SPEC_COLUMNS))
-        bad = spec_problems(spec, allowed)
-        if bad:
-            reader.problem(row_number, "; ".join(f"{name} {text}" for name, text in bad))
-            continue
-        spec = validate_spec(spec, allowed)
-        earlier = reader.earlier_row((spec.source_id, spec.decisive_cue.lower(), spec.instruction.lower()), row_number)
-        if earlier is not None:
-            reader.problem(row_number, f"repeats the edit of source {spec.source_id!r} on row {earlier}")
-            continue
-        specs.append(spec)
-    reader.finish()
-    return specs
-
-
-# --- the check sheet ------------------------------------------------------------------------------------
-
+DUPLICATE_ID = "duplicate_id"
 CHECK_COLUMNS = ("record_id", "decision", "reviewer", "note")
 # Spellings a reviewer may type (any case), mapped to the manual_check state they move the record to.
 CHECK_DECISIONS: Mapping[str, str] = {"approved": APPROVED, "approve": APPROVED, "rejected": REJECTED, "reject": REJECTED}
+
+
+@dataclass(frozen=True)
+class SheetRow:
+    """One row of a spec or check sheet: its cells (stripped), or ``problem`` ``(reason_code, detail)`` when the
+    row cannot be used as it stands; ``file_level`` when the problem is the whole sheet's (no row can be read)."""
+
+    line: int
+    cells: Mapping[str, str] | None = None
+    problem: tuple[str, str] | None = None
+    file_level: bool = False
+
+
+def sheet_rows(
+    path: Path,
+    required: Sequence[str],
+    duplicate_key: Callable[[Mapping[str, str]], Hashable | None],
+    is_blank: Callable[[Mapping[str, str]], bool] = lambda cells: False,
+) -> Iterator[SheetRow]:
+    """The rows of a CSV sheet, decoded line by line (assets/lib/textfiles.py: a line that is not UTF-8, or a row
+    with more or fewer cells than the header, is that row's problem and the others are read). A header without
+    the ``required`` columns is one ``file_level`` ``bad_header`` row; a row ``is_blank`` calls blank (nothing
+    filled in yet) is skipped; a row whose ``duplicate_key`` an earlier row had is ``duplicate_id`` naming that
+    line (the first row wins; a key of None, say an empty id, is the row's own problem, not a repeat)."""
+    seen: dict[Hashable, int] = {}
+    for record in read_csv_records(path):
+        if record.problem:
+            yield SheetRow(record.line, problem=record.problem, file_level=record.file_level)
+            if record.file_level:
+                return
+            continue
+        missing = [column for column in required if column not in record.fields]
+        if missing:
+            yield SheetRow(record.line, problem=(BAD_HEADER, f"missing column(s) {', '.join(missing)}; the sheet needs"
+                                                             f" {', '.join(required)}"), file_level=True)
+            return
+        cells = {name: (value or "").strip() for name, value in record.fields.items()}
+        if not any(cells.values()) or is_blank(cells):
+            continue
+        key = duplicate_key(cells)
+        earlier = record.line if key is None else seen.setdefault(key, record.line)
+        if earlier != record.line:
+            yield SheetRow(record.line, cells, (DUPLICATE_ID, f"line {record.line}: repeats line {earlier}; the first wins"))
+            continue
+        yield SheetRow(record.line, cells)
+
+
+def spec_rows(path: Path) -> Iterator[SheetRow]:
+    """The rows of a spec sheet (columns ``SPEC_COLUMNS``, others ignored); the same source, cue and instruction
+    twice is ``duplicate_id``."""
+    def key(cells: Mapping[str, str]) -> tuple[str, ...] | None:
+        parts = (_clean(cells["source_id"]), _clean(cells["decisive_cue"]).lower(), _clean(cells["instruction"]).lower())
+        return parts if all(parts) else None
+
+    return sheet_rows(path, SPEC_COLUMNS, key)
+
+
+def spec_of_row(cells: Mapping[str, str], labels: Sequence[str] = DEFAULT_LABELS) -> CounterfactualSpec:
+    """The validated spec of one sheet row; raises SpecError naming every bad field."""
+    return validate_spec(CounterfactualSpec(*(cells[column] for column in SPEC_COLUMNS)), labels)
 
 
 @dataclass(frozen=True)
@@ -424,50 +451,39 @@ class CheckDecision:
     note: str
 
 
-class CheckSheetError(SheetError):
-    """A manual-check sheet that cannot be read; names the sheet and every offending row."""
+class CheckRowError(ValueError):
+    """A manual-check row that cannot be used; names every problem."""
 
-    reason_code = "malformed_check_sheet"
-    prefix = "check sheet"
+    reason_code = "invalid_check"
 
 
-def parse_checks(stream: TextIO, sheet: str = "checks") -> list[CheckDecision]:
-    """The manual-check decisions in a CSV sheet with columns ``CHECK_COLUMNS`` (others ignored).
+def check_rows(path: Path) -> Iterator[SheetRow]:
+    """The rows of a manual-check sheet (columns ``CHECK_COLUMNS``, others ignored). A row whose decision and
+    note are both empty is not checked yet and is skipped (a sheet can go out with the record ids filled in).
+    One record may appear once per sheet: a second row for it is ``duplicate_id``, since which one should win is
+    for the reviewers to say."""
+    return sheet_rows(path, CHECK_COLUMNS, lambda c: _clean(c["record_id"]) or None,
+                      is_blank=lambda c: not c["decision"] and not c["note"])
 
-    A row whose decision and note are both empty is not checked yet and is skipped (a sheet can go out with the
-    record ids filled in). Every other row needs a counterfactual edit id, a decision (approved or rejected, any
-    case; approve and reject also accepted), the reviewer's name, and for a rejection a note saying what is wrong
-    (the same rules ``transition`` applies, caught here so the whole sheet comes back in one round). One record
-    may appear once per sheet: two rows for it are an error naming the earlier row, since which one should win
-    is for the reviewers to say. Read whole or not at all (CheckSheetError). Whether the record exists and the
-    move is allowed from its current state is for the caller, which has the records.
-    """
-    reader = SheetReader(
-        stream, sheet, CHECK_COLUMNS, CheckSheetError, needs="a check sheet",
-        is_blank=lambda cells: not cells["decision"] and not cells["note"],
-    )
-    decisions: list[CheckDecision] = []
-    for row_number, cells in reader:
-        record_id, raw, reviewer, note = (_clean(cells[column]) for column in CHECK_COLUMNS)
-        decision = CHECK_DECISIONS.get(raw.lower())
-        bad = []
-        if not record_id:
-            bad.append("record_id is empty")
-        elif not record_id.startswith(f"{KIND}:"):
-            bad.append(f"record_id {record_id!r} is not a counterfactual edit id ({KIND}:...)")
-        if decision is None:
-            bad.append(f"decision {raw!r} is not approved or rejected (approve/reject also accepted)")
-        if not reviewer:
-            bad.append("reviewer is empty")
-        if decision == REJECTED and not note:
-            bad.append("a rejection needs a note saying what is wrong with the edit")
-        if bad or decision is None:
-            reader.problem(row_number, "; ".join(bad))
-            continue
-        earlier = reader.earlier_row(record_id, row_number)
-        if earlier is not None:
-            reader.problem(row_number, f"record {record_id} is already decided on row {earlier}")
-            continue
-        decisions.append(CheckDecision(row_number, record_id, decision, reviewer, note))
-    reader.finish()
-    return decisions
+
+def check_decision(line: int, cells: Mapping[str, str]) -> CheckDecision:
+    """One check row as a decision: a counterfactual edit id, a decision (approved or rejected, any case; approve
+    and reject also accepted), the reviewer's name, and for a rejection a note saying what is wrong (the rules
+    ``transition`` applies, caught here so the whole sheet comes back in one round). Raises CheckRowError.
+    Whether the record exists and the move is allowed from its current state is for the caller."""
+    record_id, raw, reviewer, note = (_clean(cells[column]) for column in CHECK_COLUMNS)
+    decision = CHECK_DECISIONS.get(raw.lower())
+    bad = []
+    if not record_id:
+        bad.append("record_id is empty")
+    elif not record_id.startswith(f"{KIND}:"):
+        bad.append(f"record_id {record_id!r} is not a counterfactual edit id ({KIND}:...)")
+    if decision is None:
+        bad.append(f"decision {raw!r} is not approved or rejected (approve/reject also accepted)")
+    if not reviewer:
+        bad.append("reviewer is empty")
+    if decision == REJECTED and not note:
+        bad.append("a rejection needs a note saying what is wrong with the edit")
+    if bad or decision is None:
+        raise CheckRowError("; ".join(bad))
+    return CheckDecision(line, record_id, decision, reviewer, note)

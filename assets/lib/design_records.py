@@ -89,7 +89,7 @@ import re
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,13 +126,16 @@ V5_TYPE_LABELS = {"background": "ColoredBackground", "image": "ImageElement", "s
                   "mask": "MaskElement", "text": "TextElement"}
 
 V4_MAX_ABS = 4.0  # detection bound, in canvas sizes
+MAX_CANVAS_SIDE = 20_000  # px; Crello canvases are a few thousand at most, so a larger one is a broken record
+MAX_BOX_CANVASES = 64  # an element box wider (higher) than this many canvas widths (heights) is a broken record
 PX_DIGITS = 4
 DEG_DIGITS = 4
 OPACITY_SLACK = 1e-3  # float32 noise tolerated around [0, 1]
 COLOR_SLACK = 0.5
 
 REASON_CODES = {
-    "unreadable_record": "the file is not a JSON object, or the row could not be read",
+    "unreadable_record": "the file is not a regular file, not JSON, or not a JSON object",
+    "bad_encoding": "the file is not UTF-8 text",
     "unreadable_file": "the Parquet file could not be opened or scanned",
     "missing_field": "a required canvas or element field is absent",
     "not_a_list": "a per-element field is not a list",
@@ -336,6 +339,8 @@ def _canvas_size(record: Mapping[str, Any], field: str, labels: Mapping[str, Seq
     size = int(round(value))
     if size <= 0:
         raise DesignRecordError("bad_canvas", f"{record[field]!r} is not positive", field=field)
+    if size > MAX_CANVAS_SIDE:
+        raise DesignRecordError("bad_canvas", f"{record[field]!r} px is over {MAX_CANVAS_SIDE} px", field=field)
     return size
 
 
@@ -569,6 +574,11 @@ def design_from_record(
         box = (_round(left, PX_DIGITS), _round(top, PX_DIGITS), _round(width, PX_DIGITS), _round(height, PX_DIGITS))
         if box[2] <= 0 or box[3] <= 0:
             raise DesignRecordError("bad_size", f"{width!r} x {height!r} px rounds to nothing", field="width", element=i)
+        for name, size, side in (("width", box[2], canvas_w), ("height", box[3], canvas_h)):
+            if not size <= MAX_BOX_CANVASES * side:  # also catches a v4 value that overflowed to infinity
+                raise DesignRecordError("bad_size", f"{size!r} px is over {MAX_BOX_CANVASES} canvas sizes", field=name, element=i)
+        if not math.isfinite(angle):  # radians so large their degrees overflow
+            raise DesignRecordError("bad_number", f"{angle!r} degrees is not finite", field="angle", element=i)
         angle = _degrees(angle)
         if (axis := _outside(box, angle, canvas_w, canvas_h)) is not None:
             raise DesignRecordError("box_outside_canvas", f"box {box} at {angle} deg misses the {canvas_w}x{canvas_h} canvas",
@@ -643,7 +653,9 @@ def _decode_attribute(value: Any, name: str, labels: Mapping[str, Sequence[str]]
 # --- streams --------------------------------------------------------------------------------------------
 
 
-def _read_one(source: str, record: Any, on_layer: Callable[[LayerPayload], None] | None, **options: Any) -> DesignRead:
+def read_design_record(source: str, record: Any, on_layer: Callable[[LayerPayload], None] | None = None,
+                       **options: Any) -> DesignRead:
+    """One record (any value at all) as a design or a rejection; never raises for what the record holds."""
     try:
         design, payloads = design_from_record(record, **options)
     except DesignRecordError as exc:
@@ -653,6 +665,45 @@ def _read_one(source: str, record: Any, on_layer: Callable[[LayerPayload], None]
             on_layer(payload)
         payloads = ()
     return DesignRead(source=source, design=design, layers=payloads)
+
+
+def design_json_names(path: Path) -> list[str]:
+    """Names of the ``*.json`` entries directly in ``path``, in name order (a folder so named included: it
+    is rejected as a record, not skipped unseen)."""
+    with os.scandir(path) as entries:
+        return sorted(entry.name for entry in entries if entry.name.endswith(".json"))
+
+
+def read_design_file(
+    file: Path,
+    *,
+    layer_root: Path | None = None,
+    on_layer: Callable[[LayerPayload], None] | None = None,
+    **options: Any,
+) -> DesignRead:
+    """One per-design JSON file as a design or a rejection (``bad_encoding``: not UTF-8; ``unreadable_record``:
+    not a file, not JSON, or not an object). The id is the record's ``id``, else the file name without
+    ``.json``; layer paths resolve next to the file inside ``layer_root`` (default: the folder's parent)."""
+    file = Path(file)
+    name = file.name
+    root = Path(layer_root) if layer_root is not None else file.parent.resolve().parent
+    if not file.is_file():
+        return DesignRead(source=name, reason_code="unreadable_record", detail="not a regular file")
+    data = file.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return DesignRead(source=name, reason_code="bad_encoding",
+                          detail=f"byte {data[exc.start:exc.start + 1].hex()} at offset {exc.start} is not UTF-8; save the file as UTF-8")
+    try:
+        record = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return DesignRead(source=name, reason_code="unreadable_record", detail=f"{type(exc).__name__}: {exc}"[:200])
+    design_id = None
+    if isinstance(record, Mapping) and not (isinstance(record.get("id"), str) and record["id"].strip()):
+        design_id = name[: -len(".json")]
+    return read_design_record(name, record, on_layer, design_id=design_id, base_dir=file.resolve().parent,
+                              layer_root=root, **options)
 
 
 def read_design_folder(
@@ -666,28 +717,16 @@ def read_design_folder(
     keep_text_layers: bool = False,
     verify_layers: bool = True,
 ) -> Iterator[DesignRead]:
-    """Every ``*.json`` directly in ``path`` (name order) as a design or a rejection; one bad file never
-    stops the stream. The id is the record's ``id``, else the file name without ``.json``. With
-    ``on_layer`` each accepted design's layers go to the callback instead of staying in the item.
-    ``layer_refs="path"`` keeps absolute file paths as refs and returns no payloads (local use only;
-    blob refs are location-independent, so they keep a design's canonical JSON stable)."""
+    """Every ``*.json`` directly in ``path`` (name order) as a design or a rejection (``read_design_file``);
+    one bad file never stops the stream. With ``on_layer`` each accepted design's layers go to the callback
+    instead of staying in the item. ``layer_refs="path"`` keeps absolute file paths as refs and returns no
+    payloads (local use only; blob refs are location-independent, so they keep a design's canonical JSON
+    stable)."""
     path = Path(path)
     root = Path(layer_root) if layer_root is not None else path.resolve().parent
-    with os.scandir(path) as entries:
-        names = sorted(entry.name for entry in entries if entry.name.endswith(".json") and entry.is_file())
-    for name in names:
-        file = path / name
-        try:
-            record = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            yield DesignRead(source=name, reason_code="unreadable_record", detail=f"{type(exc).__name__}: {exc}"[:200])
-            continue
-        design_id = None
-        if isinstance(record, Mapping) and not (isinstance(record.get("id"), str) and record["id"].strip()):
-            design_id = name[: -len(".json")]
-        yield _read_one(name, record, on_layer, fmt=fmt, class_labels=class_labels, design_id=design_id,
-                        base_dir=file.resolve().parent, layer_root=root, layer_refs=layer_refs,
-                        keep_text_layers=keep_text_layers, verify_layers=verify_layers)
+    for name in design_json_names(path):
+        yield read_design_file(path / name, layer_root=root, on_layer=on_layer, fmt=fmt, class_labels=class_labels,
+                               layer_refs=layer_refs, keep_text_layers=keep_text_layers, verify_layers=verify_layers)
 
 
 def parquet_class_labels(path: Path) -> dict[str, tuple[str, ...]]:
@@ -708,22 +747,36 @@ def parquet_class_labels(path: Path) -> dict[str, tuple[str, ...]]:
     return {}
 
 
-def read_design_parquet(
+@dataclass(frozen=True)
+class ParquetRow:
+    """One row of a Parquet export as read, not yet parsed (``parse`` does that), or ``failure`` when the file,
+    or the rest of it, could not be read."""
+
+    source: str                 # "file.parquet#row=12" (0-based row of the file), or the file name
+    row: int | None = None
+    record: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    failure: DesignRead | None = None
+
+    def parse(self, on_layer: Callable[[LayerPayload], None] | None = None) -> DesignRead:
+        return self.failure or read_design_record(self.source, self.record, on_layer, **self.options)
+
+
+def parquet_rows(
     path: Path,
     *,
     fmt: str = "auto",
     class_labels: Mapping[str, Sequence[str]] | None = None,
     layer_root: Path | None = None,
-    on_layer: Callable[[LayerPayload], None] | None = None,
     keep_text_layers: bool = False,
     verify_layers: bool = True,
     batch_size: int = 16,
-) -> Iterator[DesignRead]:
+) -> Iterator[ParquetRow]:
     """Rows of a Crello Parquet export streamed through DuckDB ``batch_size`` rows at a time (one thread,
-    no file cache: memory stays bounded by a row group, not the file), each as a design or a rejection
-    located ``<file>#row=<n>`` (0-based row of the file). Integer labels are decoded with
+    no file cache: memory stays bounded by a row group, not the file). Integer labels are decoded with
     ``class_labels``, else with the file's own Hugging Face metadata. Image structs give their ``bytes``,
-    or a ``path`` resolved next to the file inside ``layer_root``."""
+    or a ``path`` resolved next to the file inside ``layer_root``. A file that cannot be opened or scanned
+    further ends the stream with one ``unreadable_file`` row."""
     import duckdb
 
     path = Path(path)
@@ -741,17 +794,21 @@ def read_design_parquet(
             cursor = con.execute("SELECT * FROM read_parquet(?, file_row_number=true)", [str(path)])
             columns = [d[0] for d in cursor.description]
         except duckdb.Error as exc:
-            yield DesignRead(source=path.name, reason_code="unreadable_file", detail=f"{type(exc).__name__}: {exc}"[:300])
+            yield ParquetRow(path.name, failure=DesignRead(source=path.name, reason_code="unreadable_file",
+                                                           detail=f"{type(exc).__name__}: {exc}"[:300]))
             return
         base = path.resolve().parent
-        root = Path(layer_root) if layer_root is not None else base
+        options = dict(fmt=fmt, class_labels=labels, design_id=None, base_dir=base,
+                       layer_root=Path(layer_root) if layer_root is not None else base, layer_refs="blob",
+                       keep_text_layers=keep_text_layers, verify_layers=verify_layers)
         next_row = 0
         while True:
             try:
                 rows = cursor.fetchmany(batch_size)
             except duckdb.Error as exc:
-                yield DesignRead(source=f"{path.name}#row={next_row}", reason_code="unreadable_file",
-                                 detail=f"{type(exc).__name__}: {exc}"[:300])
+                source = f"{path.name}#row={next_row}"
+                yield ParquetRow(source, next_row, failure=DesignRead(source=source, reason_code="unreadable_file",
+                                                                      detail=f"{type(exc).__name__}: {exc}"[:300]))
                 return
             if not rows:
                 return
@@ -759,11 +816,21 @@ def read_design_parquet(
                 record = dict(zip(columns, row))
                 row_number = int(record.pop("file_row_number"))
                 next_row = row_number + 1
-                yield _read_one(f"{path.name}#row={row_number}", record, on_layer, fmt=fmt, class_labels=labels,
-                                design_id=None, base_dir=base, layer_root=root, layer_refs="blob",
-                                keep_text_layers=keep_text_layers, verify_layers=verify_layers)
+                yield ParquetRow(f"{path.name}#row={row_number}", row_number, record, options)
     finally:
         con.close()
+
+
+def read_design_parquet(
+    path: Path,
+    *,
+    on_layer: Callable[[LayerPayload], None] | None = None,
+    **options: Any,
+) -> Iterator[DesignRead]:
+    """Every row of a Parquet export (``parquet_rows``, which takes the options) as a design or a rejection
+    located ``<file>#row=<n>``."""
+    for row in parquet_rows(path, **options):
+        yield row.parse(on_layer)
 
 
 # --- back to Crello form ---------------------------------------------------------------------------------

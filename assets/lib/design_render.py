@@ -51,6 +51,11 @@ from assets.lib.fonts import LAST_RESORT, FontChoice, FontResolver, default_reso
 WHITE = (255, 255, 255, 255)
 DEFAULT_TEXT_COLOR = (0, 0, 0)
 PNG_COMPRESS_LEVEL = 6
+# Bounds that keep one odd record from taking the machine's memory or FreeType's limits: a design beyond them
+# is rejected with its reason, not drawn approximately.
+MAX_PIXELS = 64_000_000      # the canvas, and any one element's box, at the render scale
+MAX_FONT_PX = 4096           # a glyph bitmap that size is 16 Mpx; FreeType refuses much larger sizes
+MAX_BLUR_PX = 1024           # Pillow refuses very large radii; beyond a layer's size a blur changes nothing
 LoadLayer = Callable[[str], Image.Image]
 
 
@@ -89,8 +94,9 @@ def _apply_effects(layer: Image.Image, effects: Sequence[tuple[str, float]], sca
             raise RenderError("unknown_effect", f"{where}: effects[{position}] {name!r} is not one of {EFFECTS}")
         amount = float(amount)
         if name == "blur":
-            if not amount >= 0:
-                raise RenderError("bad_effect", f"{where}: effects[{position}] blur radius must be >= 0, got {amount}")
+            if not 0 <= amount * scale <= MAX_BLUR_PX:
+                raise RenderError("bad_effect", f"{where}: effects[{position}] blur radius must be in [0, {MAX_BLUR_PX}] px,"
+                                                f" got {amount}")
             if amount > 0:
                 layer = layer.convert("RGBa").filter(ImageFilter.GaussianBlur(amount * scale)).convert("RGBA")
         else:
@@ -296,6 +302,9 @@ def _check(design: Design, scale: float) -> None:
     if design.canvas_width <= 0 or design.canvas_height <= 0:
         raise RenderError("bad_canvas", f"design {design.design_id}: canvas must be positive, got "
                                         f"{design.canvas_width}x{design.canvas_height}")
+    if design.canvas_width * design.canvas_height * scale * scale > MAX_PIXELS:
+        raise RenderError("canvas_too_large", f"design {design.design_id}: canvas {design.canvas_width}x"
+                                              f"{design.canvas_height} is over {MAX_PIXELS} pixels at scale {scale}")
     seen: set[str] = set()
     for index, e in enumerate(design.elements):
         where = _where(design, index, e)
@@ -322,6 +331,10 @@ def _check(design: Design, scale: float) -> None:
                 raise RenderError("bad_font_size", f"{where}: font_size must be a positive number, got {e.font_size!r}")
             if e.line_height <= 0:
                 raise RenderError("bad_line_height", f"{where}: line_height must be > 0, got {e.line_height}")
+            if e.text and e.font_size * scale > MAX_FONT_PX:
+                raise RenderError("font_too_large", f"{where}: font_size {e.font_size} px is over {MAX_FONT_PX} px at this scale")
+        if e.width * e.height * scale * scale > MAX_PIXELS:
+            raise RenderError("element_too_large", f"{where}: box {e.width}x{e.height} px is over {MAX_PIXELS} pixels")
 
 
 # --- public ------------------------------------------------------------------------------------------------

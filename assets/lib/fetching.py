@@ -9,23 +9,44 @@ Reason codes (``FetchResult.reason_code``; stable, stored in the warehouse):
 
 * ``http_status``      non-2xx response; detail carries the code. Transient
                        when it was 429/5xx and still failing after retries.
-* ``timeout``          connect or read timeout (transient).
+* ``timeout``          connect or read timeout, or the URL's time budget
+                       spent (transient).
 * ``connection_error`` refused / reset / dropped connection (transient).
+* ``truncated_body``   the connection closed before the bytes its
+                       Content-Length declared arrived (transient).
+* ``redirect_loop``    more than ``MAX_REDIRECTS`` redirects (a loop, or a
+                       chain no image host needs).
 * ``too_large``        declared (Content-Length, file size) or streamed size
-                       above ``max_bytes``; the download stops at the cap.
+                       above ``max_bytes``; refused before the download when
+                       declared, else the download stops at the cap.
 * ``bad_content_type`` declared Content-Type is clearly not an image.
-* ``not_an_image``     body magic bytes match no supported raster format.
+* ``not_an_image``     no image decoder recognises the body (a web page, text,
+                       random bytes): every registered Pillow plugin is asked.
+* ``unsupported_format`` the body is a recognised format that is not
+                       decoded (SVG, PDF, HEIC without its plugin). A body a
+                       decoder recognises but finds damaged is kept: the
+                       decode stage records it as ``truncated`` or ``undecodable``.
 * ``empty_body``       zero bytes received.
 * ``missing_file``     local path does not exist or is not a regular file.
 * ``unreadable_file``  local file exists but could not be read (permissions, I/O).
-* ``invalid_locator``  unsupported scheme, malformed URL, redirect loop.
+* ``invalid_locator``  unsupported scheme, malformed URL.
 * ``removed_image``    the host redirected to its "image removed" placeholder
                        (e.g. imgur's ``removed.png``); the original is gone.
+* ``gave_up``          decided across runs, not here (``give_up_detail``): the
+                       locator failed transiently in ``max_attempt_runs`` runs.
+
+Time per URL is bounded: all attempts at one URL share one ``timeout_s`` of
+waiting on the server (each attempt's connect and read timeouts are what is
+left of it, and a body still streaming when it runs out is stopped), and the
+backoff sleeps between retries come on top. A stalled server therefore costs
+one ``timeout_s`` per run, not one per retry, while a refused connection or a
+quick 5xx, which spend almost none of it, are still retried with backoff.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import logging
 import os
 import random
@@ -33,20 +54,24 @@ import re
 import stat
 import threading
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import partial
+from itertools import zip_longest
 from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
+
+from assets.lib.images import DecodeFailure, recognised_format
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +86,9 @@ MISSING_FILE = "missing_file"
 UNREADABLE_FILE = "unreadable_file"
 INVALID_LOCATOR = "invalid_locator"
 REMOVED_IMAGE = "removed_image"
+TRUNCATED_BODY = "truncated_body"
+REDIRECT_LOOP = "redirect_loop"
+GAVE_UP = "gave_up"
 
 DEFAULT_USER_AGENT = "aesforge/0.1 (+https://github.com/aesforge/aesforge; dataset construction)"
 DEFAULT_TIMEOUT_S = 20.0
@@ -75,9 +103,12 @@ DEFAULT_REMOVED_IMAGE_URLS = (r"/removed\.png$",)
 
 CHUNK_BYTES = 64 * 1024
 """Read size while streaming; a capped download overshoots max_bytes by at most this."""
+MAX_REDIRECTS = 10
+"""Longer redirect chains are reported as ``redirect_loop``: no image host needs more, and each costs a request."""
+MIN_RETRY_BUDGET = 0.1
+"""A retry is sent only while at least this share of the URL's ``timeout_s`` budget is left; less could only
+end in a timeout that hides the real reason."""
 
-_SNIFF_BYTES = 32
-_BMP_DIB_HEADER_SIZES = frozenset({12, 40, 52, 56, 64, 108, 124})
 _ACCEPT = "image/jpeg,image/png,image/webp,image/gif,image/bmp,image/tiff,*/*;q=0.5"
 # Declared types that cannot carry a raster image; anything else still faces the magic-byte check.
 _NON_IMAGE_TOP_LEVEL = frozenset({"text", "audio", "video", "font", "multipart", "message", "model"})
@@ -87,35 +118,13 @@ _NON_IMAGE_APPLICATION = frozenset(
 # Each worker thread has its own session and makes one request at a time, so one
 # pooled connection per host suffices; keep-alive is kept for this many hosts.
 _POOLED_HOSTS_PER_THREAD = 16
-# How many pulled-but-not-started locators fetch_many may hold per worker while
-# it looks for one whose host has a free slot.
-_BACKLOG_PER_WORKER = 4
 _QUERY = re.compile(r"\?[^\s'\")]*")
 _USERINFO = re.compile(r"//[^/@\s]+@")
 _UNFETCHABLE_URL = (
     requests.exceptions.InvalidURL,
     requests.exceptions.InvalidSchema,
     requests.exceptions.MissingSchema,
-    requests.TooManyRedirects,
 )
-
-
-def sniff_image_format(head: bytes) -> str | None:
-    """Name the raster format from the first bytes, or None; declared types lie too often to trust."""
-    if head.startswith(b"\xff\xd8\xff"):
-        return "jpeg"
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "png"
-    if head[:6] in (b"GIF87a", b"GIF89a"):
-        return "gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "webp"
-    if head[:4] in (b"II*\x00", b"MM\x00*"):
-        return "tiff"
-    # "BM" alone matches plenty of text, so also require a known DIB header size.
-    if head[:2] == b"BM" and int.from_bytes(head[14:18], "little") in _BMP_DIB_HEADER_SIZES:
-        return "bmp"
-    return None
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,6 @@ class _CappedBodyReader:
     def read(self, chunks: Iterable[bytes]) -> _Outcome:
         digest = hashlib.sha256()
         parts: list[bytes] = []
-        media_type: str | None = None
         for chunk in chunks:
             self.n_bytes += len(chunk)
             if self.n_bytes > self.max_bytes:
@@ -187,26 +195,14 @@ class _CappedBodyReader:
                 )
             digest.update(chunk)
             parts.append(chunk)
-            if media_type is None and self.n_bytes >= _SNIFF_BYTES:
-                media_type = sniff_image_format(b"".join(parts)[:_SNIFF_BYTES])
-                if media_type is None:
-                    return _Outcome(
-                        n_bytes=self.n_bytes,
-                        reason_code=NOT_AN_IMAGE,
-                        detail="leading bytes match no supported image format; download stopped",
-                    )
         if self.n_bytes == 0:
             return _Outcome(reason_code=EMPTY_BODY, detail="zero bytes received")
         data = b"".join(parts)
         sha256 = digest.hexdigest()
-        media_type = media_type or sniff_image_format(data)
-        if media_type is None:
-            return _Outcome(
-                n_bytes=self.n_bytes,
-                sha256=sha256,
-                reason_code=NOT_AN_IMAGE,
-                detail=f"{self.n_bytes}-byte body matches no supported image format",
-            )
+        try:  # the decoder's own plugins say whether this is an image; a damaged one is still kept for decoding
+            media_type = recognised_format(data)
+        except DecodeFailure as failure:
+            return _Outcome(n_bytes=self.n_bytes, sha256=sha256, reason_code=failure.reason_code, detail=failure.detail)
         return _Outcome(n_bytes=self.n_bytes, data=data, sha256=sha256, media_type=media_type)
 
 
@@ -256,15 +252,108 @@ def _scrub(text: str) -> str:
 
 
 def _host_key(locator: str) -> str | None:
-    """Host that per-host politeness limits apply to; None for local files."""
-    parts = urlsplit(locator)
+    """Host that per-host politeness limits apply to; None for local files (and for a URL too malformed to
+    have one, which ``fetch`` reports as ``invalid_locator``)."""
+    try:
+        parts = urlsplit(locator)
+    except ValueError:
+        return None
     if parts.scheme.lower() not in ("http", "https"):
         return None
     return parts.hostname
 
 
+def interleave_by_host(locators: Iterable[str]) -> list[str]:
+    """``locators`` round-robin across hosts (each host's own order kept), so that workers taking them in order
+    keep many hosts busy instead of queueing behind one host's ``per_host_limit``."""
+    by_host: dict[str | None, list[str]] = {}
+    for locator in locators:
+        by_host.setdefault(_host_key(locator), []).append(locator)
+    return [locator for turn in zip_longest(*by_host.values()) for locator in turn if locator is not None]
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """One run in which a locator failed transiently; ``max_attempt_runs`` of them and it is given up."""
+
+    started_at: datetime
+    reason_code: str
+    detail: str | None
+    n_attempts: int
+    duration_ms: float
+
+    @classmethod
+    def of(cls, result: FetchResult) -> FailedRun:
+        return cls(
+            started_at=result.attempts[0].started_at if result.attempts else datetime.now(UTC),
+            reason_code=result.reason_code or "unknown",
+            detail=result.detail,
+            n_attempts=len(result.attempts),
+            duration_ms=sum(a.duration_ms for a in result.attempts),
+        )
+
+
+def give_up_detail(runs: Sequence[FailedRun], max_attempt_runs: int) -> str | None:
+    """The ``gave_up`` detail once ``runs`` (this run last) number ``max_attempt_runs``, listing each run's
+    reason; None while another run may still try."""
+    if len(runs) < max_attempt_runs:
+        return None
+    history = "; ".join(
+        f"{run.started_at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} {run.reason_code}: {run.detail}"
+        f" ({run.n_attempts} request(s), {run.duration_ms / 1000:.2f} s)"
+        for run in runs
+    )
+    return (
+        f"failed transiently in {len(runs)} runs (fetch.max_attempt_runs={max_attempt_runs}): {history};"
+        " `aesforge retry --reason gave_up` makes it pending again"
+    )
+
+
+class _HostSlots:
+    """At most ``limit`` requests in flight to any one host, whichever threads send them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._busy: Counter[str] = Counter()
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def hold(self, host: str | None) -> Iterator[None]:
+        if host is None:  # a local file: no host to be polite to
+            yield
+            return
+        with self._changed:
+            self._changed.wait_for(lambda: self._busy[host] < self.limit)
+            self._busy[host] += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy[host] -= 1
+                self._changed.notify_all()
+
+
+class _OutOfTime(Exception):
+    """The URL's time budget ran out while its body was still arriving."""
+
+
+def _arriving(body: urllib3.HTTPResponse, deadline: float) -> Iterator[bytes]:
+    """The (decoded) body as it arrives, one network read at a time, stopped by :class:`_OutOfTime` once
+    ``deadline`` (``time.perf_counter``) has passed: a server trickling bytes, each within the read timeout,
+    cannot hold a URL past its budget (a whole-chunk read would wait for 64 KiB)."""
+    while chunk := body.read1(CHUNK_BYTES, decode_content=True):
+        if time.perf_counter() > deadline:
+            raise _OutOfTime
+        yield chunk
+
+
 class HttpFetcher:
-    """Fetch image bytes from http(s) URLs, file:// URLs and local paths, politely and within bounds."""
+    """Fetch image bytes from http(s) URLs, file:// URLs and local paths, politely and within bounds.
+
+    ``fetch`` is safe to call from many threads at once (the item loop's workers): each thread has its own
+    session, and at most ``per_host_limit`` requests are in flight to any one host across all of them.
+    ``max_workers`` is how many threads callers should use.
+    """
 
     def __init__(
         self,
@@ -299,13 +388,17 @@ class HttpFetcher:
         self.base_dir = base_dir
         self.removed_image_urls = tuple(re.compile(pattern) for pattern in removed_image_urls)
         self._local = threading.local()
+        self._slots = _HostSlots(per_host_limit)
 
     def fetch(self, locator: str) -> FetchResult:
         """Fetch one locator; failures come back as a result with a reason code, never as an exception."""
-        parts = urlsplit(locator)
+        try:
+            parts = urlsplit(locator)
+        except ValueError as exc:  # e.g. an unbalanced '[' in the host
+            return _invalid(locator, _scrub(f"malformed URL: {exc}"))
         scheme = parts.scheme.lower()
         if scheme in ("http", "https"):
-            return self._with_retries(locator, partial(self._attempt_http, locator))
+            return self._with_retries(locator, partial(self._attempt_http, locator), _host_key(locator))
         if scheme == "file":
             if parts.netloc not in ("", "localhost"):
                 return _invalid(locator, f"file URL names a remote host {parts.netloc!r}")
@@ -316,68 +409,22 @@ class HttpFetcher:
             path = Path(locator)
             if not path.is_absolute() and self.base_dir is not None:
                 path = self.base_dir / path
-        return self._with_retries(locator, partial(self._attempt_file, path))
+        return self._with_retries(locator, lambda _budget_s: self._attempt_file(path), None)
 
-    def fetch_many(self, locators: Iterable[str]) -> Iterator[FetchResult]:
-        """Fetch concurrently and yield results as they complete.
-
-        At most ``max_workers`` fetches run at once and at most ``per_host_limit``
-        per host. The input is pulled lazily: besides the running fetches, only a
-        small backlog is held while looking for a locator whose host has a free slot.
-        """
-        source = iter(locators)
-        backlog: deque[tuple[str, str | None]] = deque()
-        backlog_limit = self.max_workers * _BACKLOG_PER_WORKER
-        in_flight: dict[Future[FetchResult], str | None] = {}
-        busy_per_host: Counter[str] = Counter()
-        source_exhausted = False
-        pool = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="aesforge-fetch")
-        try:
-            while True:
-                while len(in_flight) < self.max_workers:
-                    ready = self._pop_ready(backlog, busy_per_host)
-                    if ready is not None:
-                        locator, host = ready
-                        if host is not None:
-                            busy_per_host[host] += 1
-                        in_flight[pool.submit(self.fetch, locator)] = host
-                    elif source_exhausted or len(backlog) >= backlog_limit:
-                        break
-                    else:
-                        try:
-                            locator = next(source)
-                        except StopIteration:
-                            source_exhausted = True
-                        else:
-                            backlog.append((locator, _host_key(locator)))
-                if not in_flight:
-                    return
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in done:
-                    host = in_flight.pop(future)
-                    if host is not None:
-                        busy_per_host[host] -= 1
-                    yield future.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def _pop_ready(
-        self, backlog: deque[tuple[str, str | None]], busy_per_host: Counter[str]
-    ) -> tuple[str, str | None] | None:
-        """Remove and return the oldest backlog entry whose host has a free slot."""
-        for index, (_, host) in enumerate(backlog):
-            if host is None or busy_per_host[host] < self.per_host_limit:
-                entry = backlog[index]
-                del backlog[index]
-                return entry
-        return None
-
-    def _with_retries(self, locator: str, attempt_once: Callable[[], _Outcome]) -> FetchResult:
+    def _with_retries(
+        self, locator: str, attempt_once: Callable[[float], _Outcome], host: str | None
+    ) -> FetchResult:
+        """Attempt until done, out of retries, or out of the URL's budget of ``timeout_s`` seconds of waiting
+        on the server (all attempts together; a backoff sleep is not counted and holds no host slot)."""
         attempts: list[FetchAttempt] = []
+        waited_s = 0.0
         for attempt_number in range(1, self.max_retries + 2):
-            started_at = datetime.now(UTC)
-            clock = time.perf_counter()
-            outcome = attempt_once()
+            with self._slots.hold(host):
+                started_at = datetime.now(UTC)
+                clock = time.perf_counter()
+                outcome = attempt_once(self.timeout_s - waited_s)
+                elapsed_s = time.perf_counter() - clock
+            waited_s += elapsed_s
             attempts.append(
                 FetchAttempt(
                     url=locator,
@@ -385,7 +432,7 @@ class HttpFetcher:
                     status_code=outcome.status_code,
                     n_bytes=outcome.n_bytes,
                     sha256=outcome.sha256,
-                    duration_ms=(time.perf_counter() - clock) * 1000.0,
+                    duration_ms=elapsed_s * 1000.0,
                     error=(
                         f"{outcome.reason_code}: {outcome.detail}" if outcome.reason_code else None
                     ),
@@ -393,6 +440,9 @@ class HttpFetcher:
                 )
             )
             if not outcome.retryable or attempt_number > self.max_retries:
+                break
+            if self.timeout_s - waited_s < self.timeout_s * MIN_RETRY_BUDGET:
+                logger.debug("not retrying %s: its timeout_s budget is spent", _scrub(locator))
                 break
             delay = retry_delay_s(
                 attempt_number,
@@ -427,36 +477,49 @@ class HttpFetcher:
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             session.headers.update({"User-Agent": self.user_agent, "Accept": _ACCEPT})
+            session.max_redirects = MAX_REDIRECTS
             self._local.session = session
         return session
 
-    def _attempt_http(self, url: str) -> _Outcome:
+    def _attempt_http(self, url: str, budget_s: float) -> _Outcome:
+        """One request, waiting at most ``budget_s`` for the connection, for each read and for the whole body."""
         status_code: int | None = None
         reader = _CappedBodyReader(self.max_bytes)
+        deadline = time.perf_counter() + budget_s
         try:
-            with self._session().get(
-                url, stream=True, timeout=(self.timeout_s, self.timeout_s)
-            ) as response:
+            with self._session().get(url, stream=True, timeout=(budget_s, budget_s)) as response:
                 status_code = response.status_code
                 rejection = self._reject_before_body(response)
                 if rejection is not None:
                     return replace(rejection, status_code=status_code)
-                outcome = reader.read(response.iter_content(chunk_size=CHUNK_BYTES))
+                outcome = reader.read(_arriving(response.raw, deadline))
                 return replace(outcome, status_code=status_code)
-        except requests.Timeout:
-            return self._timed_out(status_code, reader.n_bytes)
-        except requests.ConnectionError as exc:
-            # requests reports a read timeout in the middle of the body as a ConnectionError.
-            if exc.args and isinstance(exc.args[0], ReadTimeoutError):
-                return self._timed_out(status_code, reader.n_bytes)
-            return _connection_failure(exc, status_code, reader.n_bytes)
+        except (requests.Timeout, ReadTimeoutError, _OutOfTime):
+            return self._timed_out(status_code, reader.n_bytes, budget_s)
+        except requests.TooManyRedirects as exc:
+            last = exc.response.url if exc.response is not None else url
+            return _Outcome(
+                status_code=status_code,
+                reason_code=REDIRECT_LOOP,
+                detail=_scrub(f"more than {MAX_REDIRECTS} redirects, the last to {last}"),
+            )
         except _UNFETCHABLE_URL as exc:
             return _Outcome(
                 status_code=status_code,
                 reason_code=INVALID_LOCATOR,
                 detail=_scrub(f"{type(exc).__name__}: {exc}"),
             )
-        except requests.RequestException as exc:  # chunked-encoding / decoding errors mid-body
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:  # the body broke off or is garbled
+            short = _incomplete_read(exc)
+            if short is not None:
+                received = short.partial if isinstance(short.partial, int) else len(short.partial)
+                return _Outcome(
+                    status_code=status_code,
+                    n_bytes=reader.n_bytes,
+                    reason_code=TRUNCATED_BODY,
+                    detail=f"connection closed after {received} bytes, {short.expected} more declared by Content-Length",
+                    retryable=True,
+                )
             return _connection_failure(exc, status_code, reader.n_bytes)
 
     def _reject_before_body(self, response: requests.Response) -> _Outcome | None:
@@ -484,12 +547,13 @@ class HttpFetcher:
             )
         return None
 
-    def _timed_out(self, status_code: int | None, n_bytes: int) -> _Outcome:
+    def _timed_out(self, status_code: int | None, n_bytes: int, budget_s: float) -> _Outcome:
+        spent = "" if budget_s >= self.timeout_s else " (what was left of this URL's timeout_s after earlier attempts)"
         return _Outcome(
             status_code=status_code,
             n_bytes=n_bytes,
             reason_code=TIMEOUT,
-            detail=f"no progress within timeout_s={self.timeout_s}",
+            detail=f"no progress within {budget_s:.3g} s{spent}; timeout_s={self.timeout_s}",
             retryable=True,
         )
 
@@ -522,6 +586,18 @@ def _connection_failure(exc: Exception, status_code: int | None, n_bytes: int) -
         detail=_scrub(f"{type(exc).__name__}: {exc}"),
         retryable=True,
     )
+
+
+def _incomplete_read(exc: BaseException) -> http.client.IncompleteRead | None:
+    """The IncompleteRead (Content-Length said more than arrived) behind a requests error, if that is its cause."""
+    for cause in (exc, *exc.args):
+        if isinstance(cause, http.client.IncompleteRead):
+            return cause
+        if isinstance(cause, BaseException) and cause is not exc:
+            found = _incomplete_read(cause)
+            if found is not None:
+                return found
+    return None
 
 
 def _invalid(locator: str, detail: str) -> FetchResult:

@@ -1,10 +1,15 @@
 """Model calls that are cached, bounded, budgeted, validated and logged, whichever provider answers.
 
 A logical call is: look the request up in the call store (same provider, model, parameters, prompt and
-image → the stored answer, no request); otherwise wait for the rate limiter, charge the budget, send it,
-log it; then validate the answer and, if it is invalid, ask once for a repair. Transport failures are
-logged but never cached, so the next run asks again; answers that arrived are cached whether or not they
+image → the stored answer, no request); otherwise claim it, wait for the rate limiter, charge the budget,
+send it, log it; then validate the answer and, if it is invalid, ask once for a repair. Transport failures
+are logged but never cached, so the next run asks again; answers that arrived are cached whether or not they
 validated, so an unchanged re-run makes no request at all and reaches the same decision.
+
+A request is claimed before it is sent, so that it is paid for once however many ask it at the same time:
+threads of one process asking the same cache key queue behind the first (a per-key lock), and processes
+sharing a call store hold a lease on the key in it (``CallLeases``); a waiter gets the first one's answer, or
+sends the request itself when the first failed, gave up or died.
 """
 
 from __future__ import annotations
@@ -12,13 +17,23 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from assets.lib.critique_prompts import load_template, render
-from resources.model_providers import OK, ModelProvider, ModelRequest, ModelResponse
+from resources.model_providers import (
+    DEFAULT_MAX_BACKOFF_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    OK,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+)
 from warehouse.ids import digest_of, sha256_hex
+from warehouse.redaction import redact_text
 
 T = TypeVar("T")
 
@@ -44,6 +59,60 @@ class CallStore(Protocol):
     def cached(self, cache_key: str) -> StoredCall | None: ...
 
     def record(self, row: Mapping[str, Any]) -> str: ...
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What claiming a cache key found: ``held`` (this caller sends the request, and ends the claim with
+    ``CallLeases.release``), or ``answer`` (one another caller stored meanwhile), or neither (another live
+    caller is asking it now: wait, then claim again)."""
+
+    held: bool = False
+    answer: StoredCall | None = None
+
+
+class CallLeases(Protocol):
+    """Claims on cache keys shared by every process that uses the same call store (``model_call_lease`` in the
+    warehouse), so that one request is sent per key whoever asks for it."""
+
+    def claim(self, cache_key: str, ttl_s: float) -> Claim: ...
+
+    def release(self, cache_key: str) -> None: ...
+
+
+def lease_seconds(timeout_s: float, max_retries: int, max_backoff_s: float, margin_s: float = 30.0) -> float:
+    """How long a claim holds: the longest one logical request may take (every attempt timing out, every
+    backoff at its cap) plus a margin; a waiter takes over a lease older than this."""
+    return timeout_s * (max_retries + 1) + max_backoff_s * max_retries + margin_s
+
+
+DEFAULT_LEASE_S = lease_seconds(DEFAULT_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_MAX_BACKOFF_S)
+
+
+class _KeyedLocks:
+    """One lock per key, made on demand and dropped once no thread holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[threading.Lock, list[int]]] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        with self._guard:
+            lock, users = self._locks.setdefault(key, (threading.Lock(), [0]))
+            users[0] += 1
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                users[0] -= 1
+                if not users[0]:
+                    del self._locks[key]
+
+
+# Process-wide: any two threads asking one cache key, through whichever caller, send it once.
+_IN_FLIGHT = _KeyedLocks()
 
 
 def cache_key(provider: str, request: ModelRequest) -> str:
@@ -113,6 +182,11 @@ class RateLimiter:
         if start > now:
             self._sleep(start - now)
 
+    def backlog_s(self) -> float:
+        """How long a request start asked for now would wait (a claim's lease covers it)."""
+        with self._lock:
+            return max(0.0, self._next - self._clock()) if self.interval else 0.0
+
 
 @dataclass(frozen=True)
 class CallOutcome:
@@ -129,7 +203,12 @@ class CallOutcome:
 
 
 class ModelCaller:
-    """One provider for one role, with the shared store, budget and rate limiter."""
+    """One provider for one role, with the shared store, budget and rate limiter.
+
+    ``leases`` claims each request in the store before it is sent (None: the store lives in this process
+    alone, and the per-key lock is claim enough); a claim lasts ``lease_s``, and a waiter polls every
+    ``poll_s``, doubling up to ``max_poll_s``.
+    """
 
     def __init__(
         self,
@@ -139,13 +218,24 @@ class ModelCaller:
         budget: CallBudget,
         limiter: RateLimiter,
         repair: Callable[[ModelRequest, str, str], ModelRequest],
+        *,
+        leases: CallLeases | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+        poll_s: float = 0.2,
+        max_poll_s: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.provider_name = provider_name
+        self.provider_name = redact_text(provider_name)  # part of the cache key and the log: no key from an endpoint URL
         self.provider = provider
         self.store = store
         self.budget = budget
         self.limiter = limiter
         self.repair = repair
+        self.leases = leases
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.max_poll_s = max_poll_s
+        self._sleep = sleep
 
     def call(self, request: ModelRequest, parse: Callable[[str], T], item_id: str | None = None) -> CallOutcome:
         """Answer ``request`` and validate it with ``parse``, one repair at most.
@@ -175,8 +265,32 @@ class ModelCaller:
         """The raw answer text (cached or fresh) as an outcome whose status is the transport status."""
         key = cache_key(self.provider_name, request)
         stored = self.store.cached(key)
-        if stored is not None:
-            return CallOutcome(OK, stored.response.text, call_ids=(stored.call_id,))
+        if stored is None:
+            with _IN_FLIGHT.hold(key):
+                stored = self.store.cached(key) or self._claim(key)  # answered while this thread waited?
+                if stored is None:
+                    try:
+                        return self._send(request, key, item_id, repair_of)
+                    finally:
+                        if self.leases is not None:
+                            self.leases.release(key)
+        return CallOutcome(OK, stored.response.text, call_ids=(stored.call_id,))
+
+    def _claim(self, key: str) -> StoredCall | None:
+        """None once this caller holds ``key``'s lease, or the answer another process stored while this one
+        waited. Bounded: a lease lapses ``lease_s`` after it was taken (or when its process dies) and is then
+        taken over."""
+        if self.leases is None:
+            return None
+        wait = self.poll_s
+        while True:
+            claim = self.leases.claim(key, self.lease_s + self.limiter.backlog_s())
+            if claim.held or claim.answer is not None:
+                return claim.answer
+            self._sleep(wait)
+            wait = min(wait * 2, self.max_poll_s)
+
+    def _send(self, request: ModelRequest, key: str, item_id: str | None, repair_of: str | None) -> CallOutcome:
         self.budget.charge_call()
         self.limiter.acquire()
         response = self.provider.complete(request)

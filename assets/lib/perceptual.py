@@ -50,6 +50,7 @@ K = TypeVar("K", bound=Hashable)
 
 SIGNATURE_VERSION = 2  # 2: views sampled from one grey base by a cached sparse matrix, JPEG draft at 64 px
 HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
+MIN_SIGNATURE_SIDE = 8  # shorter side below which an image has too few pixels for the 8 x 8 hashes
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
 CHROMA_SIDE = 8  # verification chroma thumbnail (Cb, Cr; squashed)
 WINDOW_SCALES: tuple[float, ...] = (0.95, 0.90, 0.85)  # crop windows: side kept, as a fraction
@@ -253,7 +254,7 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
     """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy."""
     if img.mode != "RGB":
         raise ValueError(f"compute_signature needs an RGB image, got mode {img.mode}")
-    if min(img.size) < 8:
+    if min(img.size) < MIN_SIGNATURE_SIDE:
         raise ValueError(f"image {img.size} is too small for a perceptual signature")
     aspect = img.width / img.height
     scale = HASH_BASE_SIDE / max(img.size)

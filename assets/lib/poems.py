@@ -1,15 +1,19 @@
 """Poem corpus for the poem-illustration benchmark: records, a streaming reader, and the illustration prompt.
 
 Why: every illustration, recognizability item and rating refers back to a poem, so the corpus is read once into
-immutable ``Poem`` records that carry where they came from (``locator``: ``poems.csv#row=4``,
+immutable ``Poem`` records that carry where they came from (``locator``: ``poems.csv#line=4``,
 ``poems.json#record=3``) and a content digest (``content_sha256`` over title, author, text and translation), which
 names the poem in the warehouse independently of the corpus's own ``poem_id``.
 
-``read_poems`` streams: a JSON list (or ``{"poems": [...]}``) is decoded one record at a time, a CSV one row at a
-time, so a large corpus never sits in memory whole. A record that is wrong is yielded as a ``PoemRejection``
-(locator, reason code, detail) and reading goes on; only a file that cannot be read at all (missing, undecodable,
-not JSON, no header) raises ``PoemCorpusError``. Because reading is streamed, a JSON syntax error part-way through
-raises after the poems before it were yielded; the error names the file and the record that broke.
+``read_poems`` streams: a JSON list (or ``{"poems": [...]}``) is decoded one record at a time, a CSV one line at a
+time (``assets/lib/textfiles.py``), so a large corpus never sits in memory whole and one bad line costs only its
+row. A record that is wrong is yielded as a ``PoemRejection`` (locator, reason code, detail) and reading goes on:
+a CSV line that is not UTF-8 is ``bad_encoding``, a row with more or fewer cells than the header ``ragged_row``.
+JSON cannot be resynchronised after a syntax error, so a JSON file that breaks part-way keeps the records before
+the break and the rest is one ``invalid_json`` (or ``bad_encoding``) rejection at the record where it broke.
+Only a file that cannot be read at all (missing, empty, no usable header or row, not JSON, broken before its
+first record) raises ``PoemCorpusError``. ``poem_records`` and ``parse_poem`` are the two halves, for a caller
+that runs each record through its own item loop.
 
 Field rules (shared corpus format): ``poem_id`` ([A-Za-z0-9._-]+), ``title``, ``author`` and ``text`` are
 required and non-empty; ``translation``, ``form`` and ``source`` are optional text; ``themes`` is a JSON list of
@@ -23,7 +27,6 @@ sha256 covers the whole file, so an edit changes provenance even when nobody bum
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import string
@@ -34,6 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from assets.lib.textfiles import BAD_ENCODING, Utf8Text, read_csv_table
 from warehouse.ids import digest_of, entity_id, sha256_hex
 
 POEM_ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
@@ -49,9 +53,9 @@ BAD_POEM_ID = "bad_poem_id"            # characters outside [A-Za-z0-9._-]
 DUPLICATE_POEM_ID = "duplicate_poem_id"
 BAD_THEMES = "bad_themes"              # themes not a list of non-empty strings
 NOT_AN_OBJECT = "not_an_object"        # a JSON record that is not an object
-EXTRA_CELLS = "extra_cells"            # a CSV row with more cells than the header (an unquoted comma)
-REASON_CODES = (MISSING_FIELD, EMPTY_FIELD, WRONG_TYPE, BAD_POEM_ID, DUPLICATE_POEM_ID, BAD_THEMES, NOT_AN_OBJECT,
-                EXTRA_CELLS)
+# The reader's own codes (assets/lib/textfiles.py): bad_encoding (a line that is not UTF-8), ragged_row (a CSV row
+# with more or fewer cells than the header), invalid_json (the JSON breaks after some records: the rest is not read).
+REASON_CODES = (MISSING_FIELD, EMPTY_FIELD, WRONG_TYPE, BAD_POEM_ID, DUPLICATE_POEM_ID, BAD_THEMES, NOT_AN_OBJECT)
 
 _CHUNK_CHARS = 1 << 16
 
@@ -76,7 +80,7 @@ class Poem:
     themes: tuple[str, ...]
     form: str | None
     source: str | None             # provenance note
-    locator: str                   # where the record was read: "poems.csv#row=4", "poems.json#record=3"
+    locator: str                   # where the record was read: "poems.csv#line=4", "poems.json#record=3"
 
     @property
     def content_sha256(self) -> str:
@@ -107,33 +111,36 @@ class PoemRejection:
 
 def read_poems(path: Path) -> Iterator[Poem | PoemRejection]:
     """Every record of a ``.json`` or ``.csv`` corpus in file order, as a Poem or a PoemRejection."""
+    seen: dict[str, str] = {}
+    for locator, raw in poem_records(path):
+        yield raw if isinstance(raw, PoemRejection) else parse_poem(raw, locator, seen, path.suffix.lower() == ".csv")
+
+
+def poem_records(path: Path) -> Iterator[tuple[str, Any]]:
+    """The raw records of a corpus file as ``(locator, record)``, read one at a time; a record the reader itself
+    cannot use (a line that is not UTF-8, a ragged CSV row, the broken tail of a JSON file) comes as a
+    ``PoemRejection`` in the record's place. Raises ``PoemCorpusError`` only before the first record, for a file
+    that cannot be read at all."""
     name = path.name
     suffix = path.suffix.lower()
     if suffix not in (".json", ".csv"):
         raise PoemCorpusError(name, f"unsupported file type {suffix or '(none)'!r}; expected .json or .csv",
                               "unsupported_format")
+    if not path.is_file():
+        raise PoemCorpusError(name, "cannot be opened (not a file)")
+    if suffix == ".csv":
+        yield from _csv_records(path, name)
+        return
     try:
-        # utf-8-sig: spreadsheets often write a byte-order mark; newline="" lets csv see quoted line breaks.
-        stream = path.open("r", encoding="utf-8-sig", newline="")
+        handle = path.open("rb")
     except OSError as exc:
         raise PoemCorpusError(name, f"cannot be opened ({exc.strerror or type(exc).__name__})") from None
-    with stream:
-        records = _json_records(stream, name) if suffix == ".json" else _csv_records(stream, name)
-        seen: dict[str, str] = {}
-        try:
-            for locator, raw in records:
-                yield _poem(raw, locator, seen, suffix == ".csv")
-        except UnicodeDecodeError as exc:
-            raise PoemCorpusError(name, f"is not UTF-8 text (byte {exc.start} of a read block: {exc.reason})",
-                                  "undecodable") from None
-        except csv.Error as exc:
-            raise PoemCorpusError(name, f"is not readable CSV ({exc})") from None
+    with handle:
+        yield from _json_records_or_tail(Utf8Text(handle), name)
 
 
-def _poem(raw: Any, locator: str, seen: dict[str, str], from_csv: bool) -> Poem | PoemRejection:
-    if isinstance(raw, _ExtraCells):
-        return PoemRejection(locator, EXTRA_CELLS, f"{raw.extra} more cell(s) than the header has columns "
-                                                   "(an unquoted comma?)")
+def parse_poem(raw: Any, locator: str, seen: dict[str, str], from_csv: bool) -> Poem | PoemRejection:
+    """One record as a Poem, or its rejection; ``seen`` (poem id -> first locator) is updated with a new poem."""
     if not isinstance(raw, Mapping):
         return PoemRejection(locator, NOT_AN_OBJECT, f"the record is a {_json_type(raw)}, not an object")
     values: dict[str, str] = {}
@@ -216,33 +223,36 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _csv_records(stream: TextIO, name: str) -> Iterator[tuple[str, dict[str, str]]]:
-    """Rows keyed by header, numbered as a spreadsheet shows them (header = row 1, blank rows counted, a quoted
-    cell spanning lines is one row). Blank rows are skipped; a row longer than the header is yielded as a marker
-    the poem builder rejects."""
-    reader = csv.reader(stream)
-    header = [cell.strip() for cell in next(reader, [])]
-    missing = [column for column in REQUIRED_FIELDS if column not in header]
-    if missing:
-        raise PoemCorpusError(name, f"row 1: missing column(s) {', '.join(missing)}; a poem corpus needs "
-                                    f"{', '.join(REQUIRED_FIELDS)}", "missing_column")
-    width = len(header)
-    for row_number, cells in enumerate(reader, start=2):
-        locator = f"{name}#row={row_number}"
-        if not any(cell.strip() for cell in cells):
-            continue
-        if any(cell.strip() for cell in cells[width:]):
-            yield locator, _ExtraCells(len(cells) - width)
-            continue
-        yield locator, {column: value for column, value in zip(header, cells) if column}
+def _csv_records(path: Path, name: str) -> Iterator[tuple[str, Any]]:
+    """Rows keyed by header, each decoded on its own (``assets/lib/textfiles.py``), located by the physical line
+    the row starts on (``#line=N``; the header is line 1; a quoted cell spanning lines is one row)."""
+    for record in read_csv_table(path, REQUIRED_FIELDS):
+        if record.file_level:
+            raise PoemCorpusError(name, record.problem[1], record.problem[0])
+        locator = f"{name}#line={record.line}"
+        yield locator, PoemRejection(locator, *record.problem) if record.problem else record.fields
 
 
-class _ExtraCells(dict):
-    """Marks a CSV row with more cells than its header; ``_poem`` turns it into a rejection."""
-
-    def __init__(self, extra: int) -> None:
-        super().__init__()
-        self.extra = extra
+def _json_records_or_tail(stream: TextIO, name: str) -> Iterator[tuple[str, Any]]:
+    """The JSON records; when the file breaks after some records were read (bad syntax, a byte that is not
+    UTF-8), those stay read and the rest is one rejection at the record where reading stopped. A break before
+    the first record is the whole file's problem."""
+    index = 0
+    try:
+        for locator, raw in _json_records(stream, name):
+            yield locator, raw
+            index += 1
+    except (PoemCorpusError, UnicodeDecodeError, RecursionError) as exc:
+        if isinstance(exc, RecursionError):
+            exc = PoemCorpusError(name, f"record {index} is nested too deeply to read", "invalid_json")
+        elif isinstance(exc, UnicodeDecodeError):
+            exc = PoemCorpusError(name, f"byte {exc.object[exc.start:exc.start + 1].hex()} is not UTF-8"
+                                        f" ({exc.reason}); save the file as UTF-8", BAD_ENCODING)
+        if not index:
+            raise exc from None
+        locator = f"{name}#record={index}"
+        yield locator, PoemRejection(locator, exc.reason_code, f"{exc.detail}; record {index} and everything after it"
+                                                               " is not read")
 
 
 def _json_records(stream: TextIO, name: str) -> Iterator[tuple[str, Any]]:

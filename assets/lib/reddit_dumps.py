@@ -15,8 +15,10 @@ with ``truncated_file``; there the lines decoded in the same read (up to one chu
 Decompression and cutting into lines run on a worker thread one to three chunks ahead of the filter, since
 zstd lets go of the GIL (about 1.6x faster on two cores; figures in bench/README.md).
 
-Blank (whitespace-only) lines carry no record and are skipped; every other line that could match but cannot
-be used becomes a ``SourceProblem``.
+Blank (whitespace-only) lines carry no record and are skipped. A scan yields the lines that can match as
+``DumpLine``s, unparsed, so that parsing each one (``read_line``) is the caller's per-item work and a line that
+breaks it breaks only itself; every line that could match but cannot be used becomes a ``SourceProblem``
+(``bad_encoding``, ``malformed_json``, or the normalizer's ``missing_field`` / ``bad_field_type``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 import zstandard
 
 from assets.lib.reddit_records import (
+    BAD_FIELD_TYPE,
     MALFORMED_JSON,
     MISSING_FIELD,
     NOT_FOUND,
@@ -45,7 +48,9 @@ from assets.lib.reddit_records import (
     RawItem,
     SourceProblem,
     SubredditWindow,
+    where,
 )
+from assets.lib.textfiles import BAD_ENCODING, EMPTY_FILE
 
 SUBMISSION = "submission"
 COMMENT = "comment"
@@ -67,6 +72,7 @@ _KIND_BY_TAG = {"RS": SUBMISSION, "RC": COMMENT, "submissions": SUBMISSION, "com
 _ID_VALUE = re.compile(rb'"id":[ \t]*"([0-9a-z]+)"')
 _LINK_ID_VALUE = re.compile(rb'"link_id":[ \t]*"t3_([0-9a-z]+)"')
 
+NOT_ZSTD = "not_zstd"
 _ZSTD_MAGIC = 0xFD2FB528
 _SKIPPABLE_MAGIC_MIN = 0x184D2A50
 _SKIPPABLE_MAGIC_MAX = 0x184D2A5F
@@ -101,7 +107,12 @@ class LineBlock:
 
 
 class _StreamBroken(Exception):
-    """The compressed input ended inside a frame or could not be decoded."""
+    """The compressed input ended inside a frame or could not be decoded (``truncated_file``), or was never
+    zstd at all (``not_zstd``)."""
+
+    def __init__(self, detail: str, reason_code: str = TRUNCATED_FILE) -> None:
+        super().__init__(detail)
+        self.reason_code = reason_code
 
 
 class _FrameTracker:
@@ -214,6 +225,9 @@ def _zstd_chunks(fh: BinaryIO, chunk_size: int) -> Iterator[bytes]:
     except zstandard.ZstdError as exc:
         raise _StreamBroken(f"zstd could not decode the stream ({exc}) within the first {tracker.compressed_bytes} "
                             "compressed bytes") from exc
+    if tracker.unrecognised and tracker.passed_bytes == 0:
+        raise _StreamBroken("the file does not start with a zstd frame (it is not zstd-compressed; plain NDJSON"
+                            " is read from .ndjson or .jsonl files)", NOT_ZSTD)
     if tracker.unrecognised:
         raise _StreamBroken(f"compressed byte {tracker.passed_bytes} starts neither a zstd frame nor a block")
     if not tracker.ended_between_frames:
@@ -275,7 +289,7 @@ class _ReadAhead:
 def _problem(path: Path, reason_code: str, detail: str, *, line_no: int | None = None, byte_offset: int | None = None,
              item_id: str | None = None) -> SourceProblem:
     origin = Origin(source_kind=SOURCE_NAME, locator=str(path), line_no=line_no, byte_offset=byte_offset)
-    return SourceProblem(origin=origin, reason_code=reason_code, detail=detail, item_id=item_id)
+    return SourceProblem(origin=origin, reason_code=reason_code, detail=f"{where(origin)}: {detail}", item_id=item_id)
 
 
 def iter_line_blocks(
@@ -296,6 +310,10 @@ def iter_line_blocks(
         fh = open(path, "rb")
     except OSError as exc:
         yield _problem(path, UNREADABLE_FILE, f"cannot open: {exc.strerror or exc}")
+        return
+    if is_compressed(path) and os.fstat(fh.fileno()).st_size == 0:
+        fh.close()
+        yield _problem(path, EMPTY_FILE, "the file is empty (0 bytes), so it holds no zstd frame")
         return
     chunks = _zstd_chunks(fh, chunk_size) if is_compressed(path) else _plain_chunks(fh, chunk_size)
     blocks = _ReadAhead(_cut_into_lines(chunks, path, start_offset), READ_AHEAD_BLOCKS)
@@ -353,10 +371,13 @@ def _cut_into_lines(chunks: Iterator[bytes], path: Path, start_offset: int) -> I
             line = b"".join(pending) + b"\n"
             yield LineBlock(line, 0, len(line), offset, line_no, 1)
     except _StreamBroken as exc:
+        if exc.reason_code == NOT_ZSTD:
+            yield _problem(path, NOT_ZSTD, str(exc))
+            return
         partial = sum(map(len, pending))
         dropped = f"; the incomplete last line ({partial} bytes) is dropped" if partial else ""
         detail = f"{exc}: {offset + partial} uncompressed bytes and {line_no - 1} complete lines were read{dropped}"
-        yield _problem(path, TRUNCATED_FILE, detail, line_no=line_no, byte_offset=offset)
+        yield _problem(path, exc.reason_code, detail, line_no=line_no, byte_offset=offset)
     except OSError as exc:
         yield _problem(path, UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}",
                        line_no=line_no, byte_offset=offset)
@@ -458,17 +479,15 @@ class _KeyFilter(_Filter):
         return spans
 
     def judge(self, record: dict) -> tuple[str, str, str | None] | bool:
-        record_id = record.get("id")
-        if not isinstance(record_id, str) or not record_id:
-            record_id = None
+        record_id = _record_id(record)
         if self.kind == SUBMISSION:
-            return record_id in self.wanted if record_id else (MISSING_FIELD, "submission has no id", None)
+            return record_id in self.wanted if record_id else _no_id(record, "submission")
         link_id = record.get("link_id")
         if not isinstance(link_id, str) or not link_id.startswith("t3_"):
             return MISSING_FIELD, "comment has no link_id of the form t3_<id>", record_id
         if link_id[3:] not in self.wanted:
             return False
-        return True if record_id else (MISSING_FIELD, f"comment on post {link_id[3:]} has no id", None)
+        return True if record_id else _no_id(record, f"comment on post {link_id[3:]}")
 
 
 class _WindowFilter(_Filter):
@@ -498,44 +517,112 @@ class _WindowFilter(_Filter):
         subreddit = record.get("subreddit")
         if not isinstance(subreddit, str) or subreddit.casefold() != self.subreddit:
             return False
-        record_id = record.get("id")
-        if not isinstance(record_id, str) or not record_id:
-            record_id = None
-        created = _epoch_seconds(record.get("created_utc"))
+        record_id = _record_id(record)
+        raw_created = record.get("created_utc")
+        created = _epoch_seconds(raw_created)
+        if raw_created is None:
+            return MISSING_FIELD, "submission has no created_utc to place it in the window", record_id
         if created is None:
-            return MISSING_FIELD, "submission has no numeric created_utc to place it in the window", record_id
+            return (BAD_FIELD_TYPE, f"field created_utc is {type(raw_created).__name__}, expected a number of seconds"
+                                    f" (got {raw_created!r:.60})", record_id)
         if not self.window.start_utc <= created < self.window.end_utc:
             return False
-        return True if record_id else (MISSING_FIELD, "submission has no id", None)
+        return True if record_id else _no_id(record, "submission")
 
 
-def _scan(path: Path, record_filter: _Filter, chunk_size: int, start_offset: int) -> Iterator[RawItem | SourceProblem]:
+def _record_id(record: dict) -> str | None:
+    record_id = record.get("id")
+    return record_id if isinstance(record_id, str) and record_id else None
+
+
+def _no_id(record: dict, what: str) -> tuple[str, str, None]:
+    """``missing_field`` for a record without an id, ``bad_field_type`` for one whose id is not a string."""
+    value = record.get("id")
+    if value is None or value == "":
+        return MISSING_FIELD, f"{what} has no id", None
+    return BAD_FIELD_TYPE, f"{what}: field id is {type(value).__name__}, expected str (got {value!r:.60})", None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpLine:
+    """One line of a dump that can match the selection, not parsed yet (``read_line`` does that)."""
+
+    locator: str
+    line_no: int
+    byte_offset: int
+    data: bytes
+    selection: _Filter
+
+
+def selector(
+    kind: str,
+    *,
+    ids: Collection[str] | None = None,
+    window: SubredditWindow | None = None,
+    post_ids: Collection[str] | None = None,
+) -> _Filter:
+    """What a scan selects: submissions by ``ids`` or ``window``, comments by ``post_ids``."""
+    if kind == SUBMISSION:
+        if (ids is None) == (window is None) or post_ids is not None:
+            raise ValueError("submissions are selected by exactly one of ids or window")
+        return _KeyFilter(SUBMISSION, ids) if ids is not None else _WindowFilter(window)
+    if kind == COMMENT:
+        if post_ids is None or ids is not None or window is not None:
+            raise ValueError("comments are selected by post_ids")
+        return _KeyFilter(COMMENT, post_ids)
+    raise ValueError(f"kind must be {SUBMISSION!r} or {COMMENT!r}, not {kind!r}")
+
+
+def read_line(line: DumpLine) -> RawItem | SourceProblem | None:
+    """The record of a candidate line, a problem naming the file and line, or None when the parsed record is
+    not selected after all (another post's id in a nested object, a date outside the window). Never raises for
+    the line's content: bytes that are not UTF-8 are ``bad_encoding``, anything that is not one JSON object
+    (also JSON nested too deeply to parse) is ``malformed_json``."""
+
+    def problem(reason_code: str, detail: str, item_id: str | None = None) -> SourceProblem:
+        return _problem(Path(line.locator), reason_code, detail, line_no=line.line_no, byte_offset=line.byte_offset,
+                        item_id=item_id)
+
+    try:
+        text = line.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return problem(BAD_ENCODING, f"byte {line.data[exc.start:exc.start + 1].hex()} at column {exc.start + 1}"
+                                     " is not valid UTF-8")
+    try:
+        record = json.loads(text)
+    except ValueError as exc:
+        return problem(MALFORMED_JSON, f"line is not valid JSON: {exc}")
+    except RecursionError:
+        return problem(MALFORMED_JSON, "line is JSON nested too deeply to parse")
+    if not isinstance(record, dict):
+        return problem(MALFORMED_JSON, f"line holds a JSON {type(record).__name__}, not an object")
+    verdict = line.selection.judge(record)
+    if verdict is True:
+        return RawItem(kind=line.selection.kind, data=record, origin=Origin(
+            SOURCE_NAME, line.locator, line.line_no, line.byte_offset, retrieved_at_of(record)))
+    if verdict is False:
+        return None
+    return problem(*verdict)
+
+
+def read_all(lines: Iterable[DumpLine | SourceProblem]) -> Iterator[RawItem | SourceProblem]:
+    """Every line read: the records and problems of a scan, for callers that do not isolate lines."""
+    for line in lines:
+        result = read_line(line) if isinstance(line, DumpLine) else line
+        if result is not None:
+            yield result
+
+
+def _scan(path: Path, record_filter: _Filter, chunk_size: int, start_offset: int) -> Iterator[DumpLine | SourceProblem]:
     locator = str(path)
-    kind = record_filter.kind
     for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset):
         if isinstance(block, SourceProblem):
             yield block
             continue
         data = block.data
         for start, end, index in record_filter.spans(block):
-            line_no, byte_offset = block.first_line_no + index, block.offset + start - block.start
-            try:
-                record = json.loads(data[start:end])
-            except ValueError as exc:  # includes invalid UTF-8
-                yield _problem(path, MALFORMED_JSON, f"line is not valid JSON: {exc}", line_no=line_no,
-                               byte_offset=byte_offset)
-                continue
-            if not isinstance(record, dict):
-                yield _problem(path, MALFORMED_JSON, f"line holds a JSON {type(record).__name__}, not an object",
-                               line_no=line_no, byte_offset=byte_offset)
-                continue
-            verdict = record_filter.judge(record)
-            if verdict is True:
-                origin = Origin(SOURCE_NAME, locator, line_no, byte_offset, retrieved_at_of(record))
-                yield RawItem(kind=kind, data=record, origin=origin)
-            elif verdict is not False:
-                reason_code, detail, item_id = verdict
-                yield _problem(path, reason_code, detail, line_no=line_no, byte_offset=byte_offset, item_id=item_id)
+            yield DumpLine(locator, block.first_line_no + index, block.offset + start - block.start, data[start:end],
+                           record_filter)
 
 
 def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -580,30 +667,24 @@ class DumpSource:
     def unsupported_files(self) -> list[Path]:
         return sorted((path for path in self.paths if classify_dump(path) is None), key=_dump_order)
 
-    def scan_file(
+    def scan_file(self, path: str | os.PathLike[str], kind: str, **selection: Any) -> Iterator[RawItem | SourceProblem]:
+        """Matching records of one file, parsed (``scan_lines`` takes the same arguments)."""
+        return read_all(self.scan_lines(path, kind, **selection))
+
+    def scan_lines(
         self,
         path: str | os.PathLike[str],
         kind: str,
         *,
-        ids: Collection[str] | None = None,
-        window: SubredditWindow | None = None,
-        post_ids: Collection[str] | None = None,
         start_offset: int = 0,
-    ) -> Iterator[RawItem | SourceProblem]:
-        """Matching records of one file: submissions by ``ids`` or ``window``, comments by ``post_ids``."""
-        if kind == SUBMISSION:
-            if (ids is None) == (window is None) or post_ids is not None:
-                raise ValueError("submissions are selected by exactly one of ids or window")
-            record_filter: _Filter = _KeyFilter(SUBMISSION, ids) if ids is not None else _WindowFilter(window)
-        elif kind == COMMENT:
-            if post_ids is None or ids is not None or window is not None:
-                raise ValueError("comments are selected by post_ids")
-            record_filter = _KeyFilter(COMMENT, post_ids)
-        else:
-            raise ValueError(f"kind must be {SUBMISSION!r} or {COMMENT!r}, not {kind!r}")
+        **selection: Any,
+    ) -> Iterator[DumpLine | SourceProblem]:
+        """The lines of one file that can match ``selection`` (see ``selector``), unparsed; then a problem if the
+        file is unreadable or ends mid-frame."""
+        record_filter = selector(kind, **selection)
         return self._scan_file(Path(path), record_filter, start_offset)
 
-    def _scan_file(self, path: Path, record_filter: _Filter, start_offset: int = 0) -> Iterator[RawItem | SourceProblem]:
+    def _scan_file(self, path: Path, record_filter: _Filter, start_offset: int = 0) -> Iterator[DumpLine | SourceProblem]:
         file_kind = classify_dump(path)
         if file_kind is None:
             yield _problem(path, UNSUPPORTED_FILE, "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments "
@@ -624,13 +705,13 @@ class DumpSource:
     def _submissions(self, wanted: frozenset[str] | None, window: SubredditWindow | None) -> Iterator[RawItem | SourceProblem]:
         record_filter = _KeyFilter(SUBMISSION, wanted) if wanted is not None else _WindowFilter(window)
         for path in self.unsupported_files():
-            yield from self._scan_file(path, record_filter)
+            yield from read_all(self._scan_file(path, record_filter))
         if wanted is not None and not wanted:
             return
         files = self.files(SUBMISSION)
         seen: set[str] = set()
         for path in files:
-            for result in self._scan_file(path, record_filter):
+            for result in read_all(self._scan_file(path, record_filter)):
                 if isinstance(result, RawItem):
                     seen.add(result.data["id"])
                 yield result
@@ -651,4 +732,4 @@ class DumpSource:
         if not record_filter.wanted:
             return
         for path in self.files(COMMENT):
-            yield from self._scan_file(path, record_filter)
+            yield from read_all(self._scan_file(path, record_filter))

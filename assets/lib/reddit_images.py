@@ -72,7 +72,7 @@ def _gallery(fields: Mapping[str, Any], gallery_items: int, skipped: list[tuple[
     """Usable gallery items in gallery_data order; failed, unprocessed or missing ones are noted as skipped."""
     metadata = fields.get("media_metadata") if isinstance(fields.get("media_metadata"), dict) else {}
     found: list[_Found] = []
-    for index, entry in enumerate(fields["gallery_data"]["items"]):
+    for index, entry in enumerate(fields["gallery_data"]["items"]):  # a list: resolve_images checks
         media_id = entry.get("media_id") if isinstance(entry, dict) else None
         label = str(media_id) if media_id else f"gallery item {index}"
         meta = metadata.get(media_id) if isinstance(media_id, str) else None
@@ -96,8 +96,12 @@ def _gallery(fields: Mapping[str, Any], gallery_items: int, skipped: list[tuple[
 
 
 def _link(url: str) -> tuple[_Found | None, tuple[str, str] | None]:
-    """A post's link as an image: (candidate, None), (None, (skip reason, detail)) when unsupported, or (None, None)."""
-    parts = urlsplit(url)
+    """A post's link as an image: (candidate, None), (None, (skip reason, detail)) when unsupported, or (None, None)
+    (also for text that does not parse as a URL, such as an unclosed IPv6 bracket)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None, None
     host = (parts.hostname or "").lower()
     path = parts.path.lower()
     if host in VIDEO_HOSTS or path.endswith(VIDEO_SUFFIXES):
@@ -143,7 +147,7 @@ def resolve_images(post: Post, gallery_items: int = 1) -> ImageResolution:
     gallery_data = fields.get("gallery_data")
     url = fields.get("url")
     if fields.get("is_gallery"):
-        if isinstance(gallery_data, dict) and gallery_data.get("items"):
+        if isinstance(gallery_data, dict) and isinstance(gallery_data.get("items"), list) and gallery_data["items"]:
             found = _gallery(fields, gallery_items, skipped)
             no_image = f"gallery has no valid item ({len(skipped)} skipped)"
         else:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, Self, TypeVar
 
+from assets.lib.textfiles import read_lines
 from warehouse.ids import digest_of
 
 # Reason codes for problems met while reading a source (stable strings, stored in the warehouse).
@@ -28,6 +29,8 @@ CONNECTION_ERROR = "connection_error"
 NOT_FOUND = "not_found"
 UNREADABLE_FILE = "unreadable_file"
 UNSUPPORTED_FILE = "unsupported_file"
+BAD_FIELD_TYPE = "bad_field_type"
+MALFORMED_ID = "malformed_id"
 
 SOURCE_KINDS = ("dump", "archive_api", "reddit_api")
 
@@ -245,6 +248,35 @@ def _from_row(cls: type, row: Mapping[str, Any]) -> Any:
     return cls(**values, origin=origin)
 
 
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _BadField(Exception):
+    """A field whose value has the wrong type: the record becomes a ``bad_field_type`` problem naming it."""
+
+    def __init__(self, field: str, value: Any, expected: str) -> None:
+        super().__init__(field)
+        self.field, self.value, self.expected = field, value, expected
+
+    def __str__(self) -> str:
+        shown = repr(self.value)
+        shown = shown if len(shown) <= 60 else shown[:60] + "…"
+        return f"field {self.field} is {type(self.value).__name__}, expected {self.expected} (got {shown})"
+
+
+class _Missing(Exception):
+    """A required field is absent: the record becomes a ``missing_field`` problem."""
+
+
+def where(origin: Origin) -> str:
+    """How a problem detail names its place: ``RS_2019-05.zst line 17`` in a file, else the endpoint."""
+    if origin.line_no is None:
+        return origin.locator
+    return f"{Path(origin.locator).name} line {origin.line_no}"
+
+
 def _as_int(value: Any) -> int | None:
     """Reddit numbers arrive as int, float or (in old dumps) numeric strings; anything else is unknown."""
     if isinstance(value, bool):
@@ -278,21 +310,75 @@ def _as_float(value: Any) -> float | None:
     return number if number is not None and math.isfinite(number) else None
 
 
-def _text(value: Any) -> str:
-    return html.unescape(value) if isinstance(value, str) else ""
+def _number(data: Mapping[str, Any], field: str, limit: int = _INT32_MAX) -> int | None:
+    """An integer field: absent or null is None; a finite float or a numeric string is coerced; the value must
+    fit the warehouse column."""
+    value = data.get(field)
+    if value is None:
+        return None
+    number = _as_int(value)
+    if number is None:
+        raise _BadField(field, value, "int")
+    if abs(number) > limit:
+        raise _BadField(field, value, f"int within ±{limit}")
+    return number
 
 
-def _optional_text(value: Any) -> str | None:
-    return html.unescape(value) if isinstance(value, str) and value else None
+def _clean(text: str) -> str:
+    """Lone UTF-16 surrogates (``\\ud83d`` without its pair, seen in old dumps) cannot be stored: U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _string(data: Mapping[str, Any], field: str) -> str | None:
+    """A text field as stored (still escaped): absent or null is None, anything but a string is bad."""
+    value = data.get(field)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _BadField(field, value, "str")
+    return _clean(value)
+
+
+def _text(data: Mapping[str, Any], field: str) -> str:
+    return html.unescape(_string(data, field) or "")
+
+
+def _optional_text(data: Mapping[str, Any], field: str) -> str | None:
+    return _text(data, field) or None
+
+
+def _flag(data: Mapping[str, Any], field: str) -> bool:
+    """A boolean field: absent or null is False; 0 and 1 are coerced; anything else is bad."""
+    value = data.get(field)
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _BadField(field, value, "bool")
+
+
+def _container(data: Mapping[str, Any], field: str, kind: type) -> Any:
+    """An object or list field: null, or an empty value of another kind (``preview: []``), is absent."""
+    value = data.get(field)
+    if value is None or isinstance(value, kind):
+        return value
+    if isinstance(value, (dict, list, str)) and not value:
+        return None
+    raise _BadField(field, value, kind.__name__)
 
 
 def _unescape_deep(value: Any) -> Any:
+    """Nested media values with their text unescaped and made storable (lone surrogates; NaN and ±inf → null)."""
     if isinstance(value, str):
-        return html.unescape(value)
+        return html.unescape(_clean(value))
     if isinstance(value, dict):
-        return {key: _unescape_deep(item) for key, item in value.items()}
+        return {_clean(key): _unescape_deep(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_unescape_deep(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 
@@ -316,54 +402,86 @@ def _retrieved_at(data: dict, origin: Origin) -> tuple[float | None, Origin]:
     return None, origin
 
 
-def _media(data: dict, *, with_parents: bool) -> dict[str, Any]:
-    media = {key: _unescape_deep(data.get(key)) for key in MEDIA_FIELDS if key != "crosspost_parent_list"}
-    if with_parents:
-        parents = data.get("crosspost_parent_list")
-        media["crosspost_parent_list"] = (
-            [_parent_media(parent) for parent in parents if isinstance(parent, dict)] if isinstance(parents, list) else None
-        )
-    else:
-        media["crosspost_parent_list"] = None
+_MEDIA_CONTAINERS = {"gallery_data": dict, "media_metadata": dict, "preview": dict, "crosspost_parent_list": list}
+_MEDIA_FLAGS = frozenset({"is_self", "is_gallery"})
+
+
+def _media_field(data: Mapping[str, Any], key: str) -> Any:
+    if key in _MEDIA_FLAGS:
+        return None if data.get(key) is None else _flag(data, key)
+    if key in _MEDIA_CONTAINERS:
+        return _container(data, key, _MEDIA_CONTAINERS[key])
+    return _string(data, key)
+
+
+def _media(data: Mapping[str, Any], *, with_parents: bool) -> dict[str, Any]:
+    """The image fields, type-checked at their top level (the resolver copes with odd values deeper down)."""
+    try:
+        media = {key: _unescape_deep(_media_field(data, key)) for key in MEDIA_FIELDS}
+    except RecursionError:
+        raise _BadField("media", "…", "objects nested less deeply") from None
+    parents = media["crosspost_parent_list"]
+    media["crosspost_parent_list"] = None
+    if with_parents and parents:
+        media["crosspost_parent_list"] = [_parent_media(parent, index) for index, parent in enumerate(parents)
+                                          if isinstance(parent, dict)]
     return media
 
 
-def _parent_media(parent: dict) -> dict[str, Any]:
+def _parent_media(parent: dict, index: int) -> dict[str, Any]:
     """Only the parent's image fields: its text and author are another post's business (and no username leaks)."""
-    return {"id": _bare_id(parent.get("id"), "t3_"), **_media(parent, with_parents=False)}
+    try:
+        return {"id": _bare_id(parent.get("id"), "t3_"), **_media(parent, with_parents=False)}
+    except _BadField as bad:
+        raise _BadField(f"crosspost_parent_list[{index}].{bad.field}", bad.value, bad.expected) from None
 
 
-def _problem(item: RawItem, detail: str, item_id: str | None = None) -> SourceProblem:
-    return SourceProblem(origin=item.origin, reason_code=MISSING_FIELD, detail=detail, item_id=item_id)
+def _required_time(data: Mapping[str, Any]) -> int:
+    if data.get("created_utc") is None:
+        raise _Missing("created_utc")
+    return _number(data, "created_utc", _INT64_MAX)
+
+
+def _problem(item: RawItem, reason_code: str, detail: str, item_id: str | None = None) -> SourceProblem:
+    return SourceProblem(origin=item.origin, reason_code=reason_code, detail=f"{where(item.origin)}: {detail}",
+                         item_id=item_id)
 
 
 def normalize_submission(item: RawItem, hasher: UsernameHasher) -> Post | SourceProblem:
-    """Raw submission JSON → Post, or a ``missing_field`` problem when it has no usable id or creation time."""
+    """Raw submission JSON → Post, or a problem: ``missing_field`` without a usable id or creation time,
+    ``bad_field_type`` naming a field whose value has the wrong type (README: which values are coerced)."""
     if item.kind != "submission":
         raise ValueError(f"normalize_submission got a {item.kind!r} item")
     data = item.data
     post_id = _bare_id(data.get("id"), "t3_")
     if post_id is None:
-        return _problem(item, f"submission has no usable id (id={data.get('id')!r})")
-    created_utc = _as_int(data.get("created_utc"))
-    if created_utc is None:
-        return _problem(item, f"submission has no usable created_utc ({data.get('created_utc')!r})", post_id)
-    subreddit = data.get("subreddit") if isinstance(data.get("subreddit"), str) and data.get("subreddit") else None
-    selftext = _text(data.get("selftext"))
-    category = data.get("removed_by_category")
+        return _problem(item, MISSING_FIELD, f"submission has no usable id (id={data.get('id')!r:.60})")
+    try:
+        return _submission(item, data, post_id, hasher)
+    except _BadField as bad:
+        return _problem(item, BAD_FIELD_TYPE, f"submission {post_id}: {bad}", post_id)
+    except _Missing as missing:
+        return _problem(item, MISSING_FIELD, f"submission {post_id} has no {missing}", post_id)
+
+
+def _submission(item: RawItem, data: dict, post_id: str, hasher: UsernameHasher) -> Post:
+    created_utc = _required_time(data)
+    subreddit = _string(data, "subreddit") or None
+    selftext = _text(data, "selftext")
+    category = _string(data, "removed_by_category")
     if selftext == "[deleted]" or category in _DELETED_CATEGORIES:
         removed_state = "deleted"
-    elif selftext == "[removed]" or (isinstance(category, str) and category):
+    elif selftext == "[removed]" or category:
         removed_state = "removed"
     else:
         removed_state = None
-    permalink = _text(data.get("permalink"))
+    permalink = _text(data, "permalink")
     if not permalink:
         permalink = f"/r/{subreddit}/comments/{post_id}/" if subreddit else f"/comments/{post_id}/"
     if not permalink.startswith(("http://", "https://")):
         permalink = REDDIT_BASE_URL + ("" if permalink.startswith("/") else "/") + permalink
     media = _media(data, with_parents=True)
-    crosspost_parent = _bare_id(data.get("crosspost_parent"), "t3_")
+    crosspost_parent = _bare_id(_string(data, "crosspost_parent"), "t3_")
     if crosspost_parent is None and media["crosspost_parent_list"]:
         crosspost_parent = media["crosspost_parent_list"][0]["id"]
     retrieved_at, origin = _retrieved_at(data, item.origin)
@@ -371,18 +489,18 @@ def normalize_submission(item: RawItem, hasher: UsernameHasher) -> Post | Source
         post_id=post_id,
         name=f"t3_{post_id}",
         subreddit=subreddit,
-        author_hash=hasher.hash(data.get("author") if isinstance(data.get("author"), str) else None),
-        title=_text(data.get("title")),
+        author_hash=hasher.hash(_string(data, "author")),
+        title=_text(data, "title"),
         body=selftext,
         created_utc=created_utc,
-        score=_as_int(data.get("score")),
-        num_comments=_as_int(data.get("num_comments")),
+        score=_number(data, "score"),
+        num_comments=_number(data, "num_comments"),
         permalink=permalink,
-        url=_optional_text(data.get("url")),
+        url=_optional_text(data, "url"),
         removed_state=removed_state,
-        distinguished=_optional_text(data.get("distinguished")),
-        stickied=bool(data.get("stickied")),
-        over_18=bool(data.get("over_18")),
+        distinguished=_optional_text(data, "distinguished"),
+        stickied=_flag(data, "stickied"),
+        over_18=_flag(data, "over_18"),
         crosspost_parent=crosspost_parent,
         media=media,
         retrieved_at=retrieved_at,
@@ -393,38 +511,47 @@ def normalize_submission(item: RawItem, hasher: UsernameHasher) -> Post | Source
 def normalize_comment(
     item: RawItem, hasher: UsernameHasher, bot_accounts: Collection[str] = DEFAULT_BOT_ACCOUNTS
 ) -> Comment | SourceProblem:
-    """Raw comment JSON → Comment, or a ``missing_field`` problem (no id, link_id, parent_id or creation time)."""
+    """Raw comment JSON → Comment, or a problem: ``missing_field`` (no id, link_id, parent_id or creation time),
+    ``bad_field_type`` naming a field whose value has the wrong type."""
     if item.kind != "comment":
         raise ValueError(f"normalize_comment got a {item.kind!r} item")
     data = item.data
     comment_id = _bare_id(data.get("id"), "t1_")
     if comment_id is None:
-        return _problem(item, f"comment has no usable id (id={data.get('id')!r})")
+        return _problem(item, MISSING_FIELD, f"comment has no usable id (id={data.get('id')!r:.60})")
     post_id = _bare_id(data.get("link_id"), "t3_")
     if post_id is None:
-        return _problem(item, f"comment has no usable link_id ({data.get('link_id')!r})", comment_id)
+        return _problem(item, MISSING_FIELD, f"comment has no usable link_id ({data.get('link_id')!r:.60})", comment_id)
     parent_id = data.get("parent_id")
     if not isinstance(parent_id, str) or not parent_id.strip():
-        return _problem(item, "comment has no parent_id, so its depth is unknown", comment_id)
-    created_utc = _as_int(data.get("created_utc"))
-    if created_utc is None:
-        return _problem(item, f"comment has no usable created_utc ({data.get('created_utc')!r})", comment_id)
-    author = data.get("author") if isinstance(data.get("author"), str) else None
+        return _problem(item, MISSING_FIELD, "comment has no parent_id, so its depth is unknown", comment_id)
+    try:
+        return _comment(item, data, comment_id, post_id, _clean(parent_id.strip()), hasher, bot_accounts)
+    except _BadField as bad:
+        return _problem(item, BAD_FIELD_TYPE, f"comment {comment_id}: {bad}", comment_id)
+    except _Missing as missing:
+        return _problem(item, MISSING_FIELD, f"comment {comment_id} has no {missing}", comment_id)
+
+
+def _comment(item: RawItem, data: dict, comment_id: str, post_id: str, parent_id: str, hasher: UsernameHasher,
+             bot_accounts: Collection[str]) -> Comment:
+    created_utc = _required_time(data)
+    author = _string(data, "author")
     bots = {name.casefold() for name in bot_accounts}
-    body = _text(data.get("body"))
+    body = _text(data, "body")
     removed_state = {"[deleted]": "deleted", "[removed]": "removed"}.get(body.strip())
     retrieved_at, origin = _retrieved_at(data, item.origin)
     return Comment(
         comment_id=comment_id,
         post_id=post_id,
-        parent_id=parent_id.strip(),
+        parent_id=parent_id,
         author_hash=hasher.hash(author),
         author_is_bot=author is not None and author.casefold() in bots,
         body=body,
-        score=_as_int(data.get("score")),
+        score=_number(data, "score"),
         created_utc=created_utc,
-        distinguished=_optional_text(data.get("distinguished")),
-        stickied=bool(data.get("stickied")),
+        distinguished=_optional_text(data, "distinguished"),
+        stickied=_flag(data, "stickied"),
         removed_state=removed_state,
         retrieved_at=retrieved_at,
         origin=origin,
@@ -485,20 +612,23 @@ def merge_observations(observations: Iterable[RecordT]) -> RecordT:
 _ID_LINE = re.compile(r"(?:t3_)?([0-9a-z]{1,13})")
 
 
-def parse_id_list(path: str | Path) -> Iterator[tuple[int, str | None, str]]:
+def parse_id_list(path: str | Path) -> Iterator[tuple[int, str | None, str, str]]:
     """Stream an RPCD-style split file (one bare base36 submission id per line, LF or CRLF, no header).
 
-    Yields ``(line_no, id, "")`` for each id (lower-cased, a ``t3_`` prefix dropped) and ``(line_no, None,
-    detail)`` for a line that is not an id; blank lines are skipped. An unreadable file raises ``OSError``.
+    Yields ``(line_no, id, "", "")`` for each id (lower-cased, a ``t3_`` prefix dropped) and ``(line_no, None,
+    reason_code, detail)`` for a line that is not one: ``bad_encoding`` (not UTF-8, binary) or ``malformed_id``.
+    A BOM and blank lines are accepted. An unreadable file raises ``OSError``.
     """
-    with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            text = raw.decode("utf-8", errors="replace").strip().removeprefix("\ufeff").strip()
-            if not text:
-                continue
-            match = _ID_LINE.fullmatch(text.lower())
-            if match:
-                yield line_no, match.group(1), ""
-            else:
-                shown = text if len(text) <= 40 else text[:40] + "…"
-                yield line_no, None, f"line {line_no} is not a base36 submission id: {shown!r}"
+    for line in read_lines(Path(path)):
+        if line.problem:
+            yield line.number, None, *line.problem
+            continue
+        text = line.text.strip().removeprefix("\ufeff").strip()
+        if not text:
+            continue
+        match = _ID_LINE.fullmatch(text.lower())
+        if match:
+            yield line.number, match.group(1), "", ""
+        else:
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            yield line.number, None, MALFORMED_ID, f"line {line.number} is not a base36 submission id: {shown!r}"

@@ -191,3 +191,60 @@ def read_jsonl_records(path: Path, encoding: str = "utf-8") -> Iterator[Record]:
                                                            f" at column {getattr(exc, 'colno', '?')}"))
     if not seen_any:
         yield Record(0, None, (EMPTY_FILE, "the file has no records"), file_level=True)
+
+
+class Utf8Text(io.TextIOBase):
+    """A file's UTF-8 text for a streaming parser (a JSON record reader): ``read`` returns the text up to the
+    first byte that is not UTF-8 and raises ``UnicodeDecodeError`` only on the read after it, so everything
+    before the bad byte is parsed first. A leading byte-order mark is dropped."""
+
+    def __init__(self, handle: io.BufferedIOBase) -> None:
+        self._handle = handle
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self._error: UnicodeDecodeError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        if self._error is not None:
+            raise self._error
+        raw = self._handle.read(size if size and size > 0 else -1)
+        pending, _ = self._decoder.getstate()
+        try:
+            return self._decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            self._error = exc
+            good = (pending + raw)[:exc.start]
+            return good.decode("utf-8-sig")
+
+
+def read_csv_table(path: Path, required: tuple[str, ...] | list[str], encoding: str = "utf-8") -> Iterator[Record]:
+    """``read_csv_records`` for a file that must have ``required`` columns: a header without them is one
+    ``bad_header`` file-level record, and line problems met before the first usable row are held back, so a
+    file with no usable row at all (binary garbage) is one file-level record naming the first problem instead
+    of a rejection per line. Problem records after a usable row come in file order, as usual."""
+    held: list[Record] = []
+    usable = False
+    for record in read_csv_records(path, encoding):
+        if record.file_level and held:
+            break  # only unreadable lines so far: the summary below says so
+        if record.file_level:
+            yield record
+            return
+        if record.problem and not usable:
+            held.append(record)
+            continue
+        if not usable and not record.problem:
+            missing = [column for column in required if column not in record.fields]
+            if missing:
+                yield Record(1, None, (BAD_HEADER, f"line 1: missing column(s) {', '.join(missing)}; the file needs"
+                                                   f" {', '.join(required)}"), file_level=True)
+                return
+            usable = True
+            yield from held
+        yield record
+    if held and not usable:
+        code, detail = held[0].problem
+        yield Record(held[0].line, None, (code, f"no usable row: {len(held)} unreadable line(s), the first {detail}"),
+                     file_level=True)

@@ -39,7 +39,7 @@ CSV_HEADER = ("case_id,images,scenario,question,options,gold,rationale,source_ba
 
 def _json(records, name="cases.json", wrap=False):
     text = json.dumps({"cases": records} if wrap else records)
-    return list(iter_cases(io.StringIO(text), name, "json"))
+    return list(iter_cases(io.StringIO(text), name))
 
 
 def _one(record):
@@ -74,7 +74,7 @@ def test_options_as_mapping_and_single_image_string():
 def test_wrapped_object_skips_other_keys_before_and_after():
     text = ('{"about": {"nested": [1, {"cases": []}]}, "version": 3,\n "cases": '
             + json.dumps([CASE, dict(CASE, case_id="ctx-002")]) + ', "count": 12345}')
-    results = list(iter_cases(io.StringIO(text), "w.json", "json"))
+    results = list(iter_cases(io.StringIO(text), "w.json"))
     assert [r.case_id for r in results] == ["ctx-001", "ctx-002"]
     assert all(isinstance(r, ContextCase) for r in results)
     assert _json([], wrap=True) == [] and _json([]) == []
@@ -84,9 +84,9 @@ def test_streaming_across_tiny_chunks(monkeypatch):
     # 7-character chunks cut every record, string, number and key somewhere; the result must not change
     records = [dict(CASE, case_id=f"ctx-{i:03d}", rationale="r" * (i * 13 + 1)) for i in range(30)]
     text = json.dumps({"n": 123456789, "cases": records, "tail": [1.5, -2e3, True, None]}, indent=1)
-    whole = list(iter_cases(io.StringIO(text), "c.json", "json"))
+    whole = list(iter_cases(io.StringIO(text), "c.json"))
     monkeypatch.setattr(context_cases, "_CHUNK", 7)
-    cut = list(iter_cases(io.StringIO(text), "c.json", "json"))
+    cut = list(iter_cases(io.StringIO(text), "c.json"))
     assert [r.content() for r in cut] == [r.content() for r in whole]
     assert len(cut) == 30 and all(isinstance(r, ContextCase) for r in cut)
 
@@ -162,23 +162,32 @@ def test_duplicate_case_id_keeps_the_first_and_names_it():
         ('"cases"', "expected a list of cases"),
         ('{"items": []}', "no 'cases' list"),
         ('{"cases": {"a": 1}}', "'cases' must be a list"),
-        ('[{"case_id": "x"} {"case_id": "y"}]', "',' or ']' after record 0"),
         ('[] trailing', "unexpected text after the cases"),
     ],
 )
 def test_broken_files_raise_naming_the_file(text, fragment):
     with pytest.raises(CaseFileError, match=fragment) as info:
-        list(iter_cases(io.StringIO(text), "bad.json", "json"))
+        list(iter_cases(io.StringIO(text), "bad.json"))
     assert str(info.value).startswith("case file bad.json: ")
     assert info.value.reason_code == "malformed_case_file" and isinstance(info.value, CaseError)
 
 
-def test_syntax_error_mid_file_names_the_record_after_yielding_the_earlier_ones():
+def test_syntax_error_mid_file_keeps_the_earlier_records_and_rejects_the_rest_at_the_break():
     text = "[\n" + json.dumps(CASE) + ",\n" + '{"case_id": "ctx-2", "scenario": oops}\n]'
-    stream = iter_cases(io.StringIO(text), "cases.json", "json")
-    assert next(stream).case_id == "ctx-001"
-    with pytest.raises(CaseFileError, match=r"record 1 does not parse: Expecting value at line 3"):
-        next(stream)
+    first, rest = list(iter_cases(io.StringIO(text), "cases.json"))
+    assert first.case_id == "ctx-001"
+    assert (rest.locator, rest.reason_code) == ("cases.json#record=1", "invalid_json")
+    assert "record 1 does not parse: Expecting value at line 3" in rest.message
+    assert "everything after it is not read" in rest.message
+    _, missing_comma = list(iter_cases(io.StringIO('[{"case_id": "x"} {"case_id": "y"}]'), "c.json"))
+    assert "',' or ']' after record 0" in missing_comma.message
+
+
+def test_a_byte_that_is_not_utf8_mid_file_rejects_the_rest(tmp_path):
+    path = tmp_path / "cases.json"
+    path.write_bytes(("[" + json.dumps(CASE) + ', {"case_id": "').encode() + b"\xe9" + b'"}]')
+    first, rest = list(read_cases(path))
+    assert first.case_id == "ctx-001" and rest.reason_code == "bad_encoding"
 
 
 def test_csv_cases_split_per_image_and_name_rows(tmp_path):
@@ -186,7 +195,7 @@ def test_csv_cases_split_per_image_and_name_rows(tmp_path):
         CSV_HEADER,
         'ctx-1,a.png;pool:p-9,"Scenario, with comma",Which one?,A=Image 1|B=Image 2,B,because,notes,'
         "T1;T2,,P1;P2,u1;u2,CC0;CC-BY,allowed;restricted,,",
-        "",  # an empty line is a spreadsheet row too
+        "",  # an empty line still counts as a line
         "ctx-2,b.png,s,q,A=Yes|BNo,A,r,sb,T,,P,u,L,allowed,,",
         "ctx-3,b.png;c.png,s,q,A=Yes|B=No,A,r,sb,T,,P,u,L,allowed,,",
         "ctx-4,b.png,s,q,A=Yes|B=No,A,r,sb,T,Jo,P,u,L,allowed,m,C",
@@ -197,26 +206,26 @@ def test_csv_cases_split_per_image_and_name_rows(tmp_path):
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     results = list(read_cases(path))
     by_row = {r.locator: r for r in results}
-    first = by_row["cases.csv#row=2"]
+    first = by_row["cases.csv#line=2"]
     assert isinstance(first, ContextCase)
     assert first.images == ("a.png", "pool:p-9") and first.scenario == "Scenario, with comma"
     assert [(o.option_id, o.text) for o in first.options] == [("A", "Image 1"), ("B", "Image 2")]
     assert [r.creator for r in first.rights] == ["unknown", "unknown"]  # an empty creator cell: all unknown
     assert [(r.title, r.redistribution) for r in first.rights] == [("T1", "allowed"), ("T2", "restricted")]
-    assert by_row["cases.csv#row=4"].reason_code == "bad_option"
-    assert "'BNo' is not written as id=text" in by_row["cases.csv#row=4"].message
-    assert by_row["cases.csv#row=5"].reason_code == "rights_count"
-    assert "2 image(s) but title has 1 part(s)" in by_row["cases.csv#row=5"].message
-    assert by_row["cases.csv#row=6"].reason_code == "probe_not_option"
-    assert by_row["cases.csv#row=7"].reason_code == "extra_cells"
-    assert by_row["cases.csv#row=8"].reason_code == "duplicate_case_id"
-    assert "cases.csv#row=2" in by_row["cases.csv#row=8"].message
+    assert by_row["cases.csv#line=4"].reason_code == "bad_option"
+    assert "'BNo' is not written as id=text" in by_row["cases.csv#line=4"].message
+    assert by_row["cases.csv#line=5"].reason_code == "rights_count"
+    assert "2 image(s) but title has 1 part(s)" in by_row["cases.csv#line=5"].message
+    assert by_row["cases.csv#line=6"].reason_code == "probe_not_option"
+    assert by_row["cases.csv#line=7"].reason_code == "ragged_row"
+    assert by_row["cases.csv#line=8"].reason_code == "duplicate_case_id"
+    assert "cases.csv#line=2" in by_row["cases.csv#line=8"].message
 
 
 def test_csv_missing_column_and_unknown_suffix(tmp_path):
     path = tmp_path / "cases.csv"
     path.write_text("case_id,images\nx,a.png\n", encoding="utf-8")
-    with pytest.raises(CaseFileError, match=r"row 1: missing column\(s\) scenario, question"):
+    with pytest.raises(CaseFileError, match=r"line 1: missing column\(s\) scenario, question"):
         list(read_cases(path))
     other = tmp_path / "cases.txt"
     other.write_text("", encoding="utf-8")

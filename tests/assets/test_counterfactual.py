@@ -1,5 +1,3 @@
-import io
-
 import pytest
 
 from assets.lib.counterfactual import (
@@ -13,22 +11,23 @@ from assets.lib.counterfactual import (
     REVERSE,
     UNCHANGED,
     CheckDecision,
-    CheckSheetError,
+    CheckRowError,
     CheckTransitionError,
     CounterfactualRecord,
     CounterfactualSpec,
     ExportMixError,
     SpecError,
-    SpecSheetError,
     counterfactual_id,
     directional_update,
     edit_prompt,
     edit_record,
     guard_natural,
     pair_figures,
-    parse_checks,
-    parse_specs,
+    check_decision,
+    check_rows,
+    spec_of_row,
     spec_problems,
+    spec_rows,
     transition,
     validate_spec,
 )
@@ -237,53 +236,72 @@ def test_pair_figures_reproduce_the_papers_gpt_row():
         pair_figures([])
 
 
-# --- the spec sheet -------------------------------------------------------------------------------------
+# --- the sheets, row by row ----------------------------------------------------------------------------
 
 
-def test_parse_specs_reads_rows_ignores_extra_columns_and_blank_lines():
-    sheet = io.StringIO(
-        "\ufeffpair,source_id,decisive_cue,instruction,original_label,intended_label\n"
-        'CF01,ctx-1,"wafuku and tea props","Swap for hanfu, a Chinese tea set and mooncakes",no,yes\n'
-        "\n"
-        "CF02,ctx-2,the nettle,give the squirrel a flower,No,Yes\n"
-    )
-    specs = parse_specs(sheet)
+def _sheet(tmp_path, text: str | bytes, name="sheet.csv"):
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def _outcomes(rows, decide):
+    """line → the row's cells decided by ``decide``, or (reason, detail) of its problem."""
+    out = {}
+    for row in rows:
+        if row.problem:
+            out[row.line] = (row.problem[0], row.problem[1], row.file_level)
+            continue
+        try:
+            out[row.line] = decide(row)
+        except (SpecError, CheckRowError) as exc:
+            out[row.line] = (exc.reason_code, str(exc), False)
+    return out
+
+
+def test_spec_rows_read_ignores_extra_columns_and_blank_lines(tmp_path):
+    path = _sheet(tmp_path,
+                  "\ufeffpair,source_id,decisive_cue,instruction,original_label,intended_label\r\n"
+                  'CF01,ctx-1,"wafuku and tea props","Swap for hanfu, a Chinese tea set and mooncakes",no,yes\r\n'
+                  "\r\n"
+                  "CF02,ctx-2,the nettle,give the squirrel a flower,No,Yes\r\n")
+    specs = [spec_of_row(row.cells) for row in spec_rows(path)]
     assert specs == [
         CounterfactualSpec("ctx-1", "wafuku and tea props", "Swap for hanfu, a Chinese tea set and mooncakes", "No", "Yes"),
         CounterfactualSpec("ctx-2", "the nettle", "give the squirrel a flower", "No", "Yes"),
     ]
 
 
-def test_parse_specs_names_every_bad_row_by_spreadsheet_number():
-    sheet = io.StringIO(
+def test_every_bad_spec_row_is_its_own_outcome_and_the_good_rows_are_read(tmp_path):
+    path = _sheet(tmp_path, (
         HEADER + "\n"
-        "ctx-1,the letter,swap it for a book,No,Yes\n"  # row 2: fine
-        ",the letter,swap it,No,Yes\n"  # row 3: no source
-        "\n"  # row 4: blank, skipped but counted
-        "ctx-3,,swap it,No,Maybe\n"  # row 5: no cue, bad label
-        "ctx-4,cue,do it,Yes,Yes\n"  # row 6: same labels
-        "ctx-1,The letter,Swap it for a book,No,Yes\n"  # row 7: repeats row 2
-        "ctx-5,cue,do it,No,Yes,extra\n"  # row 8: too many cells
-    )
-    with pytest.raises(SpecSheetError) as caught:
-        parse_specs(sheet, sheet="cf.csv")
-    error = caught.value
-    assert error.reason_code == "malformed_counterfactual_sheet"
-    assert [row for row, _ in error.problems] == [3, 5, 6, 7, 8]
-    text = str(error)
-    assert text.startswith("counterfactual sheet cf.csv: row 3: source_id is empty")
-    assert "row 5: decisive_cue is empty" in text and "intended_label 'Maybe' is not one of No, Yes" in text
-    assert "row 6: intended_label equals original_label (Yes)" in text
-    assert "row 7: repeats the edit of source 'ctx-1' on row 2" in text
-    assert "row 8: 1 more cell(s) than the header has columns" in text
+        "ctx-1,the letter,swap it for a book,No,Yes\n"  # line 2: fine
+        ",the letter,swap it,No,Yes\n"  # line 3: no source
+        "\n"  # line 4: blank, skipped
+        "ctx-3,,swap it,No,Maybe\n"  # line 5: no cue, bad label
+        "ctx-4,cue,do it,Yes,Yes\n"  # line 6: same labels
+        "ctx-1,The letter,Swap it for a book,No,Yes\n"  # line 7: repeats line 2
+        "ctx-5,cue,do it,No,Yes,extra\n"  # line 8: too many cells
+    ).encode() + "ctx-6,caf\xe9 sign,swap it,No,Yes\n".encode("latin-1") + b"ctx-7,cue,do it,No,Yes\n")  # 9 latin-1, 10 fine
+    got = _outcomes(spec_rows(path), lambda row: spec_of_row(row.cells))
+    assert got[2] == CounterfactualSpec("ctx-1", "the letter", "swap it for a book", "No", "Yes")
+    assert got[10].source_id == "ctx-7"
+    reasons = {line: value[0] for line, value in got.items() if isinstance(value, tuple)}
+    assert reasons == {3: "invalid_counterfactual_spec", 5: "invalid_counterfactual_spec", 6: "invalid_counterfactual_spec",
+                       7: "duplicate_id", 8: "ragged_row", 9: "bad_encoding"}
+    assert "source_id: is empty" in got[3][1]
+    assert "decisive_cue: is empty" in got[5][1] and "intended_label: 'Maybe' is not one of No, Yes" in got[5][1]
+    assert "equals original_label (Yes)" in got[6][1]
+    assert got[7][1] == "line 7: repeats line 2; the first wins"
+    assert got[9][1].startswith("line 9: byte e9")
 
 
-def test_parse_specs_header_problems():
-    with pytest.raises(SpecSheetError, match="row 1: missing column\\(s\\) intended_label"):
-        parse_specs(io.StringIO("source_id,decisive_cue,instruction,original_label\nctx,cue,do,No\n"))
-    with pytest.raises(SpecSheetError, match="row 1: the sheet is empty"):
-        parse_specs(io.StringIO(""))
-    assert parse_specs(io.StringIO(HEADER + "\n")) == []
+def test_spec_sheet_header_problems_are_the_whole_files(tmp_path):
+    [missing] = spec_rows(_sheet(tmp_path, "source_id,decisive_cue,instruction,original_label\nctx,cue,do,No\n"))
+    assert missing.file_level and missing.problem[0] == "bad_header" and "missing column(s) intended_label" in missing.problem[1]
+    [empty] = spec_rows(_sheet(tmp_path, "", name="empty.csv"))
+    assert empty.file_level and empty.problem[0] == "empty_file"
+    assert list(spec_rows(_sheet(tmp_path, HEADER + "\n", name="header.csv"))) == []
 
 
 # --- the check sheet ------------------------------------------------------------------------------------
@@ -294,51 +312,49 @@ ID_B = _record(output_sha256=sha256_hex(b"second try")).record_id
 ID_C = _record(model="another-model").record_id
 
 
-def test_parse_checks_reads_decisions_spellings_and_skips_unchecked_rows():
-    sheet = io.StringIO(
-        "\ufeffrecord_id,source,decision,reviewer,note\n"
-        f"{ID_A},ctx-0018,Approved,  ana ,\n"                                   # row 2
-        "\n"                                                                     # row 3: empty line
-        f"{ID_B},ctx-0018,REJECT,ben,\"the child's face\nchanged too\"\n"        # row 4 (two physical lines)
-        f"{ID_C},ctx-0018,,ana,\n"                                               # row 5: not checked yet
-        f"counterfactual_edit:{'d' * 64},ctx-9,approve,cy,looks right\n"         # row 6
-    )
-    assert parse_checks(sheet) == [
+def test_check_rows_read_decisions_spellings_and_skip_unchecked_rows(tmp_path):
+    path = _sheet(tmp_path,
+                  "\ufeffrecord_id,source,decision,reviewer,note\n"
+                  f"{ID_A},ctx-0018,Approved,  ana ,\n"                                   # line 2
+                  "\n"                                                                     # line 3: empty line
+                  f"{ID_B},ctx-0018,REJECT,ben,\"the child's face\nchanged too\"\n"        # line 4 (two physical lines)
+                  f"{ID_C},ctx-0018,,ana,\n"                                               # line 6: not checked yet
+                  f"counterfactual_edit:{'d' * 64},ctx-9,approve,cy,looks right\n")        # line 7
+    assert [check_decision(row.line, row.cells) for row in check_rows(path)] == [
         CheckDecision(2, ID_A, APPROVED, "ana", ""),
         CheckDecision(4, ID_B, REJECTED, "ben", "the child's face changed too"),   # whitespace collapsed
-        CheckDecision(6, f"counterfactual_edit:{'d' * 64}", APPROVED, "cy", "looks right"),
+        CheckDecision(7, f"counterfactual_edit:{'d' * 64}", APPROVED, "cy", "looks right"),
     ]
 
 
-def test_parse_checks_decisions_drive_transition():
+def test_check_decisions_drive_transition(tmp_path):
     records = {r.record_id: r for r in (_record(), _record(output_sha256=sha256_hex(b"second try")))}
-    sheet = io.StringIO(f"{CHECK_HEADER}\n{ID_A},rejected,ana,sky edge smeared\n{ID_B},approved,ben,\n")
-    for check in parse_checks(sheet):
+    path = _sheet(tmp_path, f"{CHECK_HEADER}\n{ID_A},rejected,ana,sky edge smeared\n{ID_B},approved,ben,\n")
+    for check in (check_decision(row.line, row.cells) for row in check_rows(path)):
         records[check.record_id] = transition(records[check.record_id], check.decision, reviewer=check.reviewer, note=check.note)
     assert records[ID_A].manual_check == REJECTED and records[ID_A].check_note == "sky edge smeared"
     assert records[ID_B].manual_check == APPROVED and records[ID_B].checked_by == "ben"
 
 
-def test_parse_checks_names_every_bad_row_by_spreadsheet_number():
-    sheet = io.StringIO(
-        CHECK_HEADER + "\n"
-        f"{ID_A},approved,ana,\n"                      # row 2: fine
-        f"{ID_B},maybe,ana,\n"                         # row 3: unknown decision
-        f"{ID_B},approved,,\n"                         # row 4: no reviewer
-        "\n"                                           # row 5: blank, skipped but counted
-        f"{ID_C},rejected,ben,\n"                      # row 6: rejection without a note
-        ",approved,ben,\n"                             # row 7: no record id
-        "ctx-0018,pending,,\n"                         # row 8: a source id, not an edit id; pending; no reviewer
-        f"{ID_A},rejected,ben,face changed\n"          # row 9: ID_A again
-        f"{ID_C},rejected,ben,face,changed\n"          # row 10: unquoted comma in the note
-        ",,,note without a decision\n"                 # row 11: a note is not a blank row
-    )
-    with pytest.raises(CheckSheetError) as caught:
-        parse_checks(sheet, sheet="checks-r1.csv")
-    error = caught.value
-    assert error.reason_code == "malformed_check_sheet" and error.sheet == "checks-r1.csv" and isinstance(error, ValueError)
-    assert [row for row, _ in error.problems] == [3, 4, 6, 7, 8, 9, 10, 11]
-    text = dict(error.problems)
+def test_every_bad_check_row_is_its_own_outcome(tmp_path):
+    path = _sheet(tmp_path,
+                  CHECK_HEADER + "\n"
+                  f"{ID_A},approved,ana,\n"                      # line 2: fine
+                  f"{ID_B},maybe,ana,\n"                         # line 3: unknown decision
+                  f"{ID_C},approved,,\n"                         # line 4: no reviewer
+                  "\n"                                           # line 5: blank, skipped
+                  f"{ID_C}x,rejected,ben,\n"                     # line 6: rejection without a note
+                  ",approved,ben,\n"                             # line 7: no record id
+                  "ctx-0018,pending,,\n"                         # line 8: a source id, not an edit id; pending; no reviewer
+                  f"{ID_A},rejected,ben,face changed\n"          # line 9: ID_A again
+                  f"{ID_B}y,rejected,ben,face,changed\n"         # line 10: unquoted comma in the note
+                  ",,,note without a decision\n")                # line 11: a note is not a blank row
+    got = _outcomes(check_rows(path), lambda row: check_decision(row.line, row.cells))
+    assert got[2] == CheckDecision(2, ID_A, APPROVED, "ana", "")
+    text = {line: value[1] for line, value in got.items() if isinstance(value, tuple)}
+    assert {line: value[0] for line, value in got.items() if isinstance(value, tuple)} == {
+        3: "invalid_check", 4: "invalid_check", 6: "invalid_check", 7: "invalid_check", 8: "invalid_check",
+        9: "duplicate_id", 10: "ragged_row", 11: "invalid_check"}
     assert text[3] == "decision 'maybe' is not approved or rejected (approve/reject also accepted)"
     assert text[4] == "reviewer is empty"
     assert text[6] == "a rejection needs a note saying what is wrong with the edit"
@@ -347,18 +363,12 @@ def test_parse_checks_names_every_bad_row_by_spreadsheet_number():
         "record_id 'ctx-0018' is not a counterfactual edit id (counterfactual_edit:...); "
         "decision 'pending' is not approved or rejected (approve/reject also accepted); reviewer is empty"
     )
-    assert text[9] == f"record {ID_A} is already decided on row 2"
-    assert text[10] == "1 more cell(s) than the header has columns"
+    assert text[9] == "line 9: repeats line 2; the first wins"
     assert text[11].startswith("record_id is empty; decision '' is not approved or rejected")
-    assert str(error).startswith("check sheet checks-r1.csv: row 3: decision 'maybe'")
 
 
-def test_parse_checks_header_problems():
-    with pytest.raises(CheckSheetError) as caught:
-        parse_checks(io.StringIO(f"record_id,decision,reviewer\n{ID_A},approved,ana\n"), sheet="c.csv")
-    assert str(caught.value) == (
-        "check sheet c.csv: row 1: missing column(s) note; a check sheet needs record_id, decision, reviewer, note"
-    )
-    with pytest.raises(CheckSheetError, match="row 1: the sheet is empty"):
-        parse_checks(io.StringIO(""))
-    assert parse_checks(io.StringIO(CHECK_HEADER + "\n\n,,,\n")) == []
+def test_check_sheet_header_problems(tmp_path):
+    [row] = check_rows(_sheet(tmp_path, f"record_id,decision,reviewer\n{ID_A},approved,ana\n"))
+    assert row.file_level and row.problem == (
+        "bad_header", "missing column(s) note; the sheet needs record_id, decision, reviewer, note")
+    assert list(check_rows(_sheet(tmp_path, CHECK_HEADER + "\n\n,,,\n", name="blank.csv"))) == []

@@ -537,3 +537,22 @@ def test_verify_layers_off_checks_only_the_header():
     assert reject(v5_record(image=[truncated, PNG_B, None])).reason_code == "layer_undecodable"
     design, layers = design_from_record(v5_record(image=[truncated, PNG_B, None]), verify_layers=False)
     assert design.elements[0].layer == f"blob:{sha256_hex(truncated)}" and (layers[0].width, layers[0].height) == (4, 3)
+
+
+def test_sizes_beyond_any_real_design_are_rejected():
+    assert reject(v5_record(canvas_width=10**9)).reason_code == "bad_canvas"
+    assert reject(v5_record(left=[0.0, -1e300, 40.0], width=[400.0, 1e301, 320.0])).reason_code == "bad_size"
+    assert reject(v4_record(angle=[1e308, 0.0, 0.0]), fmt="crello-v4").reason_code == "bad_number"  # degrees overflow
+    assert reject(v4_record(width=[1e308, 0.5, 0.8]), fmt="crello-v4").reason_code == "bad_size"  # pixels overflow
+
+
+def test_a_file_that_is_not_utf8_or_not_a_file_is_that_records_rejection(tmp_path):
+    folder = tmp_path / "designs"
+    folder.mkdir()
+    (folder / "latin.json").write_bytes('{"id": "caf\xe9"}'.encode("latin-1"))
+    (folder / "a-folder.json").mkdir()
+    (folder / "bom.json").write_bytes(b"\xef\xbb\xbf" + b'{"id": "with-bom"}')  # read past its BOM, to its own problem
+    reads = {r.source: r for r in read_design_folder(folder)}
+    assert reads["latin.json"].reason_code == "bad_encoding" and "byte e9 at offset 11" in reads["latin.json"].detail
+    assert (reads["a-folder.json"].reason_code, reads["a-folder.json"].detail) == ("unreadable_record", "not a regular file")
+    assert reads["bom.json"].reason_code == "missing_field" and "canvas_width" in reads["bom.json"].detail

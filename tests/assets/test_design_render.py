@@ -428,6 +428,28 @@ def test_bad_records_name_the_element(fonts):
     assert caught.value.reason_code == "duplicate_element_id"
 
 
+def test_values_beyond_the_bounds_are_rejected_with_a_reason_not_drawn(fonts):
+    def code(design, layers=None):
+        with pytest.raises(RenderError) as caught:
+            _render(design, fonts, layers)
+        return caught.value.reason_code
+
+    assert code(_design(_text(font_size=100_000.0))) == "font_too_large"  # FreeType itself refuses such sizes
+    assert code(_design(Element("a", "image", -5e14, 0, 1e15, 100, color=(1, 2, 3)))) == "element_too_large"
+    assert code(Design("big", 100_000, 100_000, (Element("a", "background", 0, 0, 10, 10, color=(1, 2, 3)),))) == "canvas_too_large"
+    assert code(_design(Element("a", "image", 0, 0, 10, 10, layer="r", effects=(("blur", 1e12),))),
+                {"r": _solid((1, 1, 1))}) == "bad_effect"
+
+
+def test_odd_but_drawable_values_render(fonts):
+    layers = {"r": _solid((200, 10, 10))}
+    turned = _render(_design(Element("a", "image", 20, 20, 40, 30, angle=720.0, layer="r")), fonts, layers)
+    upright = _render(_design(Element("a", "image", 20, 20, 40, 30, layer="r")), fonts, layers)
+    assert (_pixels(turned.image) == _pixels(upright.image)).all()
+    clear = _render(_design(Element("a", "image", 20, 20, 40, 30, opacity=0.0, layer="r"), _text(opacity=0.0)), fonts, layers)
+    assert not _ink(clear.image).any()
+
+
 def test_invisible_elements_warn_instead_of_failing(fonts):
     result = _render(_design(Element("a", "image", 0, 0, 10, 10), _text("t", text=""),
                              Element("c", "image", 5, 5, 0.2, 10, color=(0, 0, 0)), _text("u", font_size=0.4)), fonts)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import logging
 import socket
 import sys
@@ -12,6 +11,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -34,16 +34,20 @@ from assets.lib.fetching import (
     NOT_AN_IMAGE,
     TIMEOUT,
     TOO_LARGE,
+    FailedRun,
     HttpFetcher,
+    give_up_detail,
+    interleave_by_host,
     parse_retry_after,
     retry_delay_s,
-    sniff_image_format,
 )
 from resources.http_fetcher import HttpFetcherResource
 
 USER_AGENT = "aesforge-test/1.0 (+https://example.invalid/contact)"
 SLOW_RESPONSE_S = 0.15
 STALL_S = 1.0
+TRICKLE_S = 3.0
+SLOW_503_S = 0.3
 STREAM_TOTAL_BYTES = 256 * 2**20
 
 
@@ -140,7 +144,17 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(STALL_S)
             self._send(200, PNG, "image/png")
         elif path == "/stall-body.png":
-            self._stall_body()
+            self._slow_body(1, STALL_S)
+        elif path == "/trickle.png":
+            self._slow_body(int(TRICKLE_S / 0.02), 0.02)
+        elif path == "/short.png":
+            self._send(200, PNG, "image/png", {"Content-Length": str(len(PNG) + 100)})
+            self.close_connection = True
+        elif path == "/loop.png":
+            self._send(302, b"", None, {"Location": "/loop.png"})
+        elif path == "/slow-503":
+            time.sleep(SLOW_503_S)
+            self._send(503, b"busy", "text/plain", {"Retry-After": "0"})
         elif path.startswith("/slow/"):
             self._slow()
         else:
@@ -152,9 +166,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         if content_type is not None:
             self.send_header("Content-Type", content_type)
-        for name, value in (extra or {}).items():
+        for name, value in {"Content-Length": str(len(body)), **(extra or {})}.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
@@ -174,14 +187,17 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             state.stream_done.set()
 
-    def _stall_body(self) -> None:
+    def _slow_body(self, pauses: int, pause_s: float) -> None:
+        """The PNG, then a byte after each pause, of a body declared 1000 bytes longer: one long pause is a stall,
+        many short ones (each well within the read timeout) a trickle."""
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
         self.send_header("Content-Length", str(len(PNG) + 1000))
         self.end_headers()
         self.wfile.write(PNG)
-        self.wfile.flush()
-        time.sleep(STALL_S)
+        for _ in range(pauses):
+            time.sleep(pause_s)
+            self.wfile.write(b"\0")
 
     def _slow(self) -> None:
         state = self.server.state
@@ -236,23 +252,28 @@ def _fetcher(**overrides: object) -> HttpFetcher:
     return HttpFetcher(**settings)  # type: ignore[arg-type]
 
 
-# --- magic bytes ----------------------------------------------------------------------
+# --- content check (the decoder's, in assets.lib.images) ------------------------------
 
 
 @pytest.mark.parametrize(
     ("pil_format", "expected"),
-    [("JPEG", "jpeg"), ("PNG", "png"), ("GIF", "gif"), ("WEBP", "webp"), ("BMP", "bmp"), ("TIFF", "tiff")],
+    [("JPEG", "jpeg"), ("PNG", "png"), ("GIF", "gif"), ("WEBP", "webp"), ("BMP", "bmp"), ("TIFF", "tiff"), ("PPM", "ppm")],
 )
-def test_sniff_recognises_real_encoded_images(pil_format: str, expected: str) -> None:
-    assert sniff_image_format(_image_bytes(pil_format)[:32]) == expected
+def test_fetched_bytes_of_every_decodable_format_are_kept(tmp_path: Path, pil_format: str, expected: str) -> None:
+    (tmp_path / "image").write_bytes(_image_bytes(pil_format))
+
+    result = _fetcher(base_dir=tmp_path).fetch("image")
+
+    assert (result.ok, result.media_type) == (True, expected), result.detail
 
 
-@pytest.mark.parametrize(
-    "head",
-    [b"", HTML[:32], b"BM this is a text file, not a bitmap", b"RIFF\x00\x00\x00\x00WAVEfmt ", b"%PDF-1.7\n"],
-)
-def test_sniff_rejects_non_images(head: bytes) -> None:
-    assert sniff_image_format(head) is None
+@pytest.mark.parametrize("body", [HTML, b"RIFF\x00\x00\x00\x00WAVEfmt ", b"just some text\n"])
+def test_fetched_bytes_no_decoder_recognises_are_not_an_image(tmp_path: Path, body: bytes) -> None:
+    (tmp_path / "image").write_bytes(body)
+
+    result = _fetcher(base_dir=tmp_path).fetch("image")
+
+    assert (result.ok, result.reason_code, result.transient) == (False, NOT_AN_IMAGE, False)
 
 
 # --- retry timing ---------------------------------------------------------------------
@@ -396,12 +417,46 @@ def test_undeclared_length_over_cap_stops_streaming_at_the_cap(server: RunningSe
     assert server.state.stream_bytes_sent < STREAM_TOTAL_BYTES
 
 
-def test_server_that_never_answers_times_out_as_transient(server: RunningServer) -> None:
-    result = _fetcher(timeout_s=0.2, max_retries=1).fetch(server.url("/slow-headers.png"))
+def test_server_that_never_answers_times_out_once_per_fetch_as_transient(server: RunningServer) -> None:
+    result = _fetcher(timeout_s=0.2, max_retries=3).fetch(server.url("/slow-headers.png"))
 
     assert result.reason_code == TIMEOUT and result.transient
-    assert len(result.attempts) == 2
-    assert all(a.status_code is None for a in result.attempts)
+    (attempt,) = result.attempts  # the stall spent the URL's timeout_s: no retry waits for it again
+    assert attempt.status_code is None and 200 <= attempt.duration_ms < 200 + 300
+
+
+def test_a_retry_gets_only_what_is_left_of_the_timeout(server: RunningServer) -> None:
+    result = _fetcher(timeout_s=0.5, max_retries=3).fetch(server.url("/slow-503"))
+
+    first, second = result.attempts  # 503 after 0.3 s; the retry may wait the 0.2 s left, and times out
+    assert first.status_code == 503 and second.status_code is None
+    assert result.reason_code == TIMEOUT and result.transient and "left of this URL's timeout_s" in (result.detail or "")
+    assert sum(a.duration_ms for a in result.attempts) < 500 + 300
+
+
+def test_a_body_trickling_in_is_stopped_when_the_timeout_is_spent(server: RunningServer) -> None:
+    result = _fetcher(timeout_s=0.3, max_retries=2).fetch(server.url("/trickle.png"))
+
+    assert result.reason_code == TIMEOUT and result.transient
+    (attempt,) = result.attempts
+    assert attempt.status_code == 200 and attempt.n_bytes >= len(PNG)
+    assert attempt.duration_ms < 300 + 300  # not the TRICKLE_S the server would take
+
+
+def test_a_body_shorter_than_its_content_length_is_truncated_and_transient(server: RunningServer) -> None:
+    result = _fetcher(max_retries=1).fetch(server.url("/short.png"))
+
+    assert (result.ok, result.reason_code, result.transient) == (False, fetching.TRUNCATED_BODY, True)
+    assert result.detail == f"connection closed after {len(PNG)} bytes, 100 more declared by Content-Length"
+    assert len(result.attempts) == 2 and server.state.hits["/short.png"] == 2  # retried within the run
+
+
+def test_a_redirect_loop_is_reported_as_such(server: RunningServer) -> None:
+    result = _fetcher(max_retries=3).fetch(server.url("/loop.png"))
+
+    assert (result.reason_code, result.transient) == (fetching.REDIRECT_LOOP, False)
+    assert f"more than {fetching.MAX_REDIRECTS} redirects" in (result.detail or "")
+    assert server.state.hits["/loop.png"] == 1 + fetching.MAX_REDIRECTS  # not retried
 
 
 def test_body_that_stalls_mid_download_times_out(server: RunningServer) -> None:
@@ -429,67 +484,77 @@ def test_refused_connection_is_transient_and_retried_without_leaking_tokens(
     assert not any("s3cret" in text for text in stored_text)  # ... without the signed query
 
 
-@pytest.mark.parametrize("locator", ["ftp://example.invalid/a.png", "s3://bucket/a.png", "http://"])
+@pytest.mark.parametrize("locator", ["ftp://example.invalid/a.png", "s3://bucket/a.png", "http://", "http://[::1/a.png"])
 def test_unfetchable_locators_are_reported_not_raised(locator: str) -> None:
     result = _fetcher().fetch(locator)
 
     assert result.reason_code == INVALID_LOCATOR and not result.ok and not result.transient
 
 
+# --- giving up across runs -----------------------------------------------------------
+
+
+def _failed_run(day: int, reason: str = HTTP_STATUS, detail: str = "HTTP 500 Internal Server Error") -> FailedRun:
+    return FailedRun(datetime(2024, 5, day, 12, 0, tzinfo=UTC), reason, detail, 4, 1234.0)
+
+
+def test_a_locator_is_given_up_only_when_its_failed_runs_reach_max_attempt_runs() -> None:
+    runs = [_failed_run(1), _failed_run(2, TIMEOUT, "no progress within 20 s; timeout_s=20.0"), _failed_run(3)]
+
+    assert give_up_detail(runs[:2], max_attempt_runs=3) is None
+    detail = give_up_detail(runs, max_attempt_runs=3)
+    assert detail is not None and detail.startswith("failed transiently in 3 runs (fetch.max_attempt_runs=3): ")
+    assert "2024-05-02T12:00:00Z timeout: no progress within 20 s; timeout_s=20.0 (4 request(s), 1.23 s)" in detail
+    assert detail.count("http_status: HTTP 500") == 2 and detail.endswith("makes it pending again")
+    assert give_up_detail(runs[:1], max_attempt_runs=1) is not None
+
+
+def test_failed_run_of_a_result_counts_its_requests_and_time(server: RunningServer) -> None:
+    result = _fetcher(max_retries=2).fetch(server.url("/always-503"))
+
+    run = FailedRun.of(result)
+
+    assert (run.reason_code, run.n_attempts, run.started_at) == (HTTP_STATUS, 3, result.attempts[0].started_at)
+    assert run.duration_ms == pytest.approx(sum(a.duration_ms for a in result.attempts))
+
+
 # --- concurrency ----------------------------------------------------------------------
 
 
-def test_fetch_many_keeps_at_most_per_host_limit_in_flight(server: RunningServer) -> None:
+def _fetch_all(fetcher: HttpFetcher, urls: list[str], threads: int) -> list[fetching.FetchResult]:
+    """Fetch from ``threads`` threads at once, as the item loop's workers do."""
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(fetcher.fetch, urls))
+
+
+def test_threads_fetching_at_once_keep_at_most_per_host_limit_in_flight(server: RunningServer) -> None:
     urls = [server.url(f"/slow/{i}") for i in range(10)]
 
-    results = list(_fetcher(per_host_limit=2, max_workers=8).fetch_many(urls))
+    results = _fetch_all(_fetcher(per_host_limit=2), urls, threads=8)
 
-    assert sorted(r.locator for r in results) == sorted(urls)
-    assert all(r.ok for r in results)
+    assert [r.locator for r in results] == urls and all(r.ok for r in results)
     assert server.state.max_active == 2  # reached the limit, never passed it
 
 
-def test_fetch_many_uses_other_hosts_while_one_host_is_saturated(server: RunningServer) -> None:
+def test_interleaved_locators_keep_other_hosts_busy_while_one_is_saturated(server: RunningServer) -> None:
     # Same server under two names: the fetcher must treat them as two hosts.
     urls = [server.url(f"/slow/a{i}") for i in range(6)]
     urls += [server.url(f"/slow/b{i}", host="localhost") for i in range(6)]
 
-    results = list(_fetcher(per_host_limit=2, max_workers=3).fetch_many(urls))
+    results = _fetch_all(_fetcher(per_host_limit=2), interleave_by_host(urls), threads=3)
 
     assert sorted(r.locator for r in results) == sorted(urls) and all(r.ok for r in results)
     assert max(server.state.max_active_per_host.values()) == 2
-    assert server.state.max_active == 3  # bounded by max_workers, filled across hosts
+    assert server.state.max_active == 3  # bounded by the threads, filled across hosts
 
 
-def test_fetch_many_reports_every_failure(server: RunningServer, tmp_path: Path) -> None:
-    locators = [server.url("/img.png"), server.url("/nope.png"), server.url("/page.html"), str(tmp_path / "gone.png")]
+def test_interleave_by_host_takes_hosts_in_turn_and_keeps_each_hosts_order() -> None:
+    locators = ["http://a/1", "http://a/2", "http://a/3", "https://b/1", "/local/x.png", "http://A/4", "https://b/2"]
 
-    reasons = {r.locator: r.reason_code for r in _fetcher().fetch_many(locators)}
-
-    assert reasons == {
-        locators[0]: None,
-        locators[1]: HTTP_STATUS,
-        locators[2]: BAD_CONTENT_TYPE,
-        locators[3]: MISSING_FILE,
-    }
-
-
-def test_fetch_many_pulls_its_input_lazily(server: RunningServer) -> None:
-    pulled = 0
-
-    def many() -> Iterator[str]:
-        nonlocal pulled
-        for i in range(10_000):
-            pulled += 1
-            yield server.url(f"/img.png?n={i}")
-
-    max_workers = 2
-    results = _fetcher(max_workers=max_workers).fetch_many(many())
-    taken = list(itertools.islice(results, 5))
-    results.close()
-
-    assert len(taken) == 5 and all(r.ok for r in taken)
-    assert pulled <= len(taken) + max_workers * (1 + fetching._BACKLOG_PER_WORKER)
+    assert interleave_by_host(locators) == [
+        "http://a/1", "https://b/1", "/local/x.png", "http://a/2", "https://b/2", "http://a/3", "http://A/4",
+    ]
+    assert interleave_by_host(["http://[::1/broken"]) == ["http://[::1/broken"]  # no host: listed, not raised
 
 
 # --- local files ----------------------------------------------------------------------
@@ -545,6 +610,12 @@ def test_resource_builds_a_fetcher_with_its_settings(tmp_path: Path) -> None:
     assert (fetcher.max_bytes, fetcher.per_host_limit, fetcher.max_workers) == (len(PNG) + 1, 3, 5)
     assert fetcher.user_agent == fetching.DEFAULT_USER_AGENT
     assert fetcher.fetch("a.png").ok
+
+
+def test_resource_gives_up_after_three_runs_by_default_and_refuses_less_than_one() -> None:
+    assert HttpFetcherResource().max_attempt_runs == 3
+    with pytest.raises(ValueError, match="max_attempt_runs"):
+        HttpFetcherResource(max_attempt_runs=0)
 
 
 def test_invalid_limits_are_rejected_up_front() -> None:

@@ -142,3 +142,33 @@ def test_retryable_rejections_are_marked(wh):
 
     run_items(_step(wh, "r1"), "fetch", _items(["a"]), transient, _writer([]))
     assert wh.query("SELECT retryable FROM rejection")["retryable"].tolist() == [True]
+
+
+def test_entities_sharing_an_item_share_its_rejections(wh):
+    items = [Item("thing:boom", "http://h/x.jpg", "d", "boom", also=("thing:twin",)),
+             Item("thing:bad", "http://h/y.jpg", "d", "bad", also=("thing:bad2",))]
+    run_items(_step(wh, "r1"), "fetch", items, _process, _writer([]))
+    rejections = _rejections(wh)
+    assert rejections["thing:twin"][0] == rejections["thing:boom"][0] == "internal_error"
+    assert rejections["thing:bad2"][0] == rejections["thing:bad"][0] == "too_small"
+    healed = [Item("thing:boom", "http://h/x.jpg", "d2", "fine", also=("thing:twin",))]
+    run_items(_step(wh, "r2"), "fetch", healed, _process, _writer([]))
+    assert {"thing:boom", "thing:twin"}.isdisjoint(_rejections(wh))
+
+
+def test_finish_runs_per_batch_and_isolates_the_item_it_fails_on(wh):
+    batches = []
+
+    def finish(kept):
+        batches.append([d.item.payload for d in kept])
+        if any(d.item.payload == "x2" for d in kept):
+            raise RuntimeError("CUDA error on x2")
+        return [Kept(d.outcome.value + "!", count="embedded") for d in kept]
+
+    stored = []
+    step = _step(wh, "r1")
+    run_items(step, "clip", _items(["x1", "x2", "x3", "bad1"]), _process, _writer(stored), batch_size=4, finish=finish)
+    assert batches[0] == ["x1", "x2", "x3"] and ["x1"] in batches and ["x3"] in batches
+    assert stored == [("x1", "X1!"), ("x3", "X3!")]
+    assert step.counts == {"embedded": 2, "rejected:internal_error": 1, "rejected:too_small": 1}
+    assert "while finishing input.csv#line=3" in _rejections(wh)["thing:x2"][1]

@@ -1,14 +1,18 @@
-"""The call layer: cache, budget, rate limit, repair and the warehouse call log.
+"""The call layer: cache, budget, rate limit, repair, claims and the warehouse call log.
 
-The provider here is a small deterministic implementation of our own ModelProvider interface (its
-answer is computed from the request); the SDK providers are exercised against loopback servers in
-tests/resources/test_model_providers.py and the chain tests.
+The provider here is mostly a small deterministic implementation of our own ModelProvider interface (its
+answer is computed from the request); the claims are also checked through the real openai SDK against the
+loopback server. The SDK providers are exercised further in tests/resources/test_model_providers.py and the
+chain tests; two `aesforge run` processes at once in tests/pipelines/test_concurrent_runs.py.
 """
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import pytest
 
@@ -22,9 +26,10 @@ from assets.lib.model_calls import (
     cache_key,
 )
 from assets.model_call_store import WarehouseCallStore
-from resources.model_providers import HTTP_ERROR, OK, ModelRequest, ModelResponse
-from warehouse.db import Warehouse
-from warehouse.lineage import start_activity
+from resources.model_providers import HTTP_ERROR, OK, ModelRequest, ModelResponse, OpenAIProvider
+from tests.support.model_servers import ModelApiServer, client_settings
+from warehouse.db import Warehouse, insert_rows
+from warehouse.lineage import start_activity, this_process, utcnow
 
 
 @dataclass
@@ -34,10 +39,12 @@ class WordCountProvider:
     name: str = "wordcount"
     garble: int = 0
     fail: int = 0
+    delay_s: float = 0.0
     requests: list[ModelRequest] = field(default_factory=list)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
+        time.sleep(self.delay_s)
         if self.fail:
             self.fail -= 1
             return ModelResponse("", None, None, None, 1.0, 4, HTTP_ERROR, "HTTP 500 after 3 retries", None)
@@ -71,16 +78,20 @@ def _request(user: str = "one two three", image: bytes | None = b"\x89PNG fake b
                         template_id="test/count", template_version="1")
 
 
-@pytest.fixture
-def store(tmp_path) -> WarehouseCallStore:
-    wh = Warehouse(tmp_path / "w.duckdb")
+def _store(wh: Warehouse, run_id: str = "r1") -> WarehouseCallStore:
     with wh.transaction() as con:
-        log = start_activity(con, asset_key="test", partition_key=None, run_id="r1", code_version="t", parameters={}, agents=())
+        log = start_activity(con, asset_key="test", partition_key=None, run_id=run_id, code_version="t", parameters={}, agents=())
     return WarehouseCallStore(wh, log.activity_id)
 
 
-def _caller(provider, store, budget=None, limiter=None) -> ModelCaller:
-    return ModelCaller(provider.name, provider, store, budget or CallBudget(), limiter or RateLimiter(None), repair)
+@pytest.fixture
+def store(tmp_path) -> WarehouseCallStore:
+    return _store(Warehouse(tmp_path / "w.duckdb"))
+
+
+def _caller(provider, store, budget=None, limiter=None, leased=False, name=None) -> ModelCaller:
+    return ModelCaller(name or provider.name, provider, store, budget or CallBudget(), limiter or RateLimiter(None), repair,
+                       leases=store if leased else None, poll_s=0.05, max_poll_s=0.2)
 
 
 def test_second_identical_call_is_answered_from_the_log_without_a_request(store):
@@ -179,3 +190,83 @@ def test_rate_limiter_spaces_request_starts_evenly_across_threads():
     starts.sort()
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     assert min(gaps) >= 0.04 and starts[-1] - starts[0] >= 0.24
+
+
+def _at_once(n: int, call) -> list:
+    """``call(i)`` on ``n`` threads released together; the results in thread order."""
+    barrier, results = threading.Barrier(n), [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = call(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return results
+
+
+def parse_echo(text: str) -> int:
+    return int(json.loads(text)["images"])
+
+
+def test_identical_requests_from_many_threads_reach_the_server_once(tmp_path):
+    """Eight threads (over two step stores on one warehouse) ask the same thing at the same time through the real
+    openai SDK: one request reaches the loopback server and every thread gets its logged answer."""
+    wh = Warehouse(tmp_path / "w.duckdb")
+    stores = [_store(wh, "r1"), _store(wh, "r2")]
+    with ModelApiServer(latency_s=0.3) as server:
+        provider = OpenAIProvider(server.openai_key, server.openai_base_url, **client_settings())
+        callers = [_caller(provider, s, leased=True, name=f"openai@{server.openai_base_url}") for s in stores]
+        outcomes = _at_once(8, lambda i: callers[i % 2].call(_request(), parse_echo, item_id=f"pool_item:{i}"))
+        assert len(server.requests) == 1
+    assert [(o.status, o.value) for o in outcomes] == [(VALID, 1)] * 8
+    assert sum(o.requests_sent for o in outcomes) == 1 and len({o.call_ids for o in outcomes}) == 1
+    assert wh.scalar("SELECT count(*) FROM model_call") == 1
+    assert wh.scalar("SELECT count(*) FROM model_call_lease") == 0  # the claim ended with the logged call
+
+
+def test_a_waiting_thread_takes_over_when_the_first_request_fails(store):
+    provider = WordCountProvider(fail=1, delay_s=0.2)
+    caller = _caller(provider, store, leased=True)
+    outcomes = _at_once(2, lambda i: caller.call(_request(), parse_words))
+    assert sorted(o.status for o in outcomes) == [HTTP_ERROR, VALID]  # the failure is not cached: the waiter asks again
+    assert len(provider.requests) == 2 and store.warehouse.scalar("SELECT count(*) FROM model_call_lease") == 0
+
+
+def _lease(store: WarehouseCallStore, key: str, pid: int, expires_in_s: float) -> None:
+    now = utcnow()
+    with store.warehouse.transaction() as con:
+        insert_rows(con, "model_call_lease", [{
+            "cache_key": key, "owner": f"{this_process().hostname}:{pid}:test", "activity_id": "activity:other",
+            "hostname": this_process().hostname, "pid": pid, "process_start": None, "acquired_at": now,
+            "expires_at": now + timedelta(seconds=expires_in_s)}])
+
+
+def test_a_lease_whose_process_died_is_taken_over_at_once(store):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(timeout=30)
+    _lease(store, cache_key("wordcount", _request()), dead.pid, expires_in_s=3600)
+    provider = WordCountProvider()
+    started = time.monotonic()
+    outcome = _caller(provider, store, leased=True).call(_request(), parse_words)
+    assert (outcome.status, outcome.requests_sent, len(provider.requests)) == (VALID, 1, 1)
+    assert time.monotonic() - started < 5  # not held up until the hour-long expiry
+    assert store.warehouse.scalar("SELECT count(*) FROM model_call_lease") == 0
+
+
+def test_a_live_claimant_is_waited_for_until_its_lease_expires(store):
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _lease(store, cache_key("wordcount", _request()), alive.pid, expires_in_s=1.0)
+        provider = WordCountProvider()
+        started = time.monotonic()
+        outcome = _caller(provider, store, leased=True).call(_request(), parse_words)
+        waited = time.monotonic() - started
+    finally:
+        alive.kill()
+        alive.wait(timeout=30)
+    assert outcome.status == VALID and len(provider.requests) == 1
+    assert 0.9 <= waited < 5  # waited for the live owner, then took the lapsed lease over

@@ -9,7 +9,6 @@ from assets.lib.poems import (
     BAD_THEMES,
     DUPLICATE_POEM_ID,
     EMPTY_FIELD,
-    EXTRA_CELLS,
     MISSING_FIELD,
     NOT_AN_OBJECT,
     WRONG_TYPE,
@@ -20,6 +19,7 @@ from assets.lib.poems import (
     illustration_template,
     read_poems,
 )
+from assets.lib.textfiles import RAGGED_ROW
 from warehouse.ids import digest_of
 
 GOOD = {"poem_id": "tang-001", "title": "静夜思", "author": "李白", "text": "床前明月光，\n疑是地上霜。",
@@ -87,60 +87,79 @@ def test_json_streams_records_across_buffer_boundaries(tmp_path, monkeypatch):
     assert [r.poem_id for r in results] == ["p0", "p1", "p2", "p3", "p4"]
 
 
-def test_json_syntax_error_raises_naming_file_after_earlier_records(tmp_path):
-    text = json.dumps([GOOD])[:-1] + ', {"poem_id": "b", "title": }]'
-    reader = read_poems(_write(tmp_path, "broken.json", text))
-    assert next(reader).poem_id == "tang-001"
-    with pytest.raises(PoemCorpusError, match=r"poem corpus broken.json: record 1 is not valid JSON") as info:
-        next(reader)
-    assert info.value.reason_code == "invalid_json"
+def test_json_broken_part_way_keeps_earlier_records_and_rejects_the_rest_at_the_break(tmp_path):
+    text = json.dumps([GOOD])[:-1] + ', {"poem_id": "b", "title": }, ' + json.dumps(GOOD) + "]"
+    first, rest = list(read_poems(_write(tmp_path, "broken.json", text)))
+    assert first.poem_id == "tang-001"
+    assert (rest.locator, rest.reason_code) == ("broken.json#record=1", "invalid_json")
+    assert "record 1 is not valid JSON" in rest.detail and "everything after it is not read" in rest.detail
+
+
+def test_json_broken_after_the_last_record_rejects_the_tail(tmp_path):
+    results = list(read_poems(_write(tmp_path, "c.json", json.dumps([GOOD])[:-1])))
+    assert results[0].poem_id == "tang-001" and results[1].reason_code == "invalid_json"
+    assert "expected ','" in results[1].detail
+
+
+def test_json_not_utf8_part_way_keeps_earlier_records(tmp_path):
+    text = json.dumps([GOOD, {**GOOD, "poem_id": "b"}]).encode()
+    cut = text.index(b'"b"')
+    results = list(read_poems(_write(tmp_path, "latin.json", text[:cut] + b'"\xe9"' + text[cut + 3:])))
+    assert [type(r).__name__ for r in results] == ["Poem", "PoemRejection"]
+    assert results[1].reason_code == "bad_encoding"
 
 
 @pytest.mark.parametrize("content, message", [
     ('{"other": []}', 'no "poems" list'),
     ('"just text"', "expected a JSON list"),
     ("", "expected a JSON list"),
-    ("[{}", "expected ','"),
 ])
 def test_json_whole_file_problems_raise(tmp_path, content, message):
     with pytest.raises(PoemCorpusError, match=message):
         list(read_poems(_write(tmp_path, "c.json", content)))
 
 
+def test_a_csv_line_that_is_not_utf8_is_that_rows_rejection(tmp_path):
+    results = list(read_poems(_write(tmp_path, "c.csv", b"poem_id,title,author,text\nx,\xff\xfe,a,b\ny,t,a,b\n")))
+    assert _reasons(results) == [("c.csv#line=2", "bad_encoding")] and results[1].poem_id == "y"
+
+
 def test_undecodable_missing_and_unsupported_files_raise(tmp_path):
-    with pytest.raises(PoemCorpusError, match="c.csv: is not UTF-8") as info:
-        list(read_poems(_write(tmp_path, "c.csv", b"poem_id,title,author,text\nx,\xff\xfe,a,b\n")))
-    assert info.value.reason_code == "undecodable"
+    with pytest.raises(PoemCorpusError, match="c.csv: no usable row") as info:
+        list(read_poems(_write(tmp_path, "c.csv", b"\x00\xff\xfe\n\x89PNG\x00\n")))
+    assert info.value.reason_code == "bad_encoding"
+    with pytest.raises(PoemCorpusError, match="e.csv: the file is empty") as info:
+        list(read_poems(_write(tmp_path, "e.csv", b"")))
     with pytest.raises(PoemCorpusError, match="nope.json: cannot be opened"):
         list(read_poems(tmp_path / "nope.json"))
     with pytest.raises(PoemCorpusError, match="unsupported file type '.txt'"):
         list(read_poems(_write(tmp_path, "c.txt", "x")))
 
 
-def test_csv_rows_numbered_like_a_spreadsheet_with_themes_and_rejections(tmp_path):
+def test_csv_rows_located_by_their_first_line_with_themes_and_rejections(tmp_path):
     csv_text = (
-        "\ufeffpoem_id,title,author,text,themes,form,unused\n"   # row 1 (BOM dropped)
-        'tang-001,静夜思,李白,"床前明月光，\n疑是地上霜。",night; moon ;,quatrain,z\n'  # row 2 (two lines)
-        "\n"                                                       # row 3 blank
-        'tang-002,T,A,X,"[""a"", ""b""]",,\n'                       # row 4 JSON list in the cell
-        "tang-003,T,,X,,,\n"                                       # row 5 empty author
-        "tang-004,T,A,X,,,,oops\n"                                 # row 6 extra cell with text
-        "tang-005,T,A,X,,,,\n"                                     # row 7 empty trailing cell: fine
-        'tang-006,T,A,X,"[""a"",",,\n'                             # row 8 broken JSON list
-        "tang-002,T,A,Y,,,\n"                                      # row 9 duplicate of row 4
+        "\ufeffpoem_id,title,author,text,themes,form,unused\n"   # line 1 (BOM dropped)
+        'tang-001,静夜思,李白,"床前明月光，\n疑是地上霜。",night; moon ;,quatrain,z\n'  # lines 2-3
+        "\n"                                                       # line 4 blank
+        'tang-002,T,A,X,"[""a"", ""b""]",,\n'                       # line 5 JSON list in the cell
+        "tang-003,T,,X,,,\n"                                       # line 6 empty author
+        "tang-004,T,A,X,,,,oops\n"                                 # line 7 extra cell with text
+        "tang-005,T,A,X,,,\n"                                      # line 8
+        'tang-006,T,A,X,"[""a"",",,\n'                             # line 9 broken JSON list
+        "tang-002,T,A,Y,,,\n"                                      # line 10 duplicate of line 5
     )
     results = list(read_poems(_write(tmp_path, "poems.csv", csv_text)))
     poems = [r for r in results if isinstance(r, Poem)]
     assert [(p.poem_id, p.locator, p.themes) for p in poems] == [
-        ("tang-001", "poems.csv#row=2", ("night", "moon")), ("tang-002", "poems.csv#row=4", ("a", "b")),
-        ("tang-005", "poems.csv#row=7", ())]
+        ("tang-001", "poems.csv#line=2", ("night", "moon")), ("tang-002", "poems.csv#line=5", ("a", "b")),
+        ("tang-005", "poems.csv#line=8", ())]
     assert poems[0].text == "床前明月光，\n疑是地上霜。" and poems[0].form == "quatrain" and poems[1].form is None
-    assert _reasons(results) == [("poems.csv#row=5", EMPTY_FIELD), ("poems.csv#row=6", EXTRA_CELLS),
-                                 ("poems.csv#row=8", BAD_THEMES), ("poems.csv#row=9", DUPLICATE_POEM_ID)]
+    assert _reasons(results) == [("poems.csv#line=6", EMPTY_FIELD), ("poems.csv#line=7", RAGGED_ROW),
+                                 ("poems.csv#line=9", BAD_THEMES), ("poems.csv#line=10", DUPLICATE_POEM_ID)]
 
 
 def test_csv_missing_required_column_raises_on_row_1(tmp_path):
-    with pytest.raises(PoemCorpusError, match=r"poems.csv: row 1: missing column\(s\) author"):
+    with pytest.raises(PoemCorpusError, match=r"poems.csv: line 1: missing column\(s\) author"):
         list(read_poems(_write(tmp_path, "poems.csv", "poem_id,title,text\nx,t,y\n")))
 
 

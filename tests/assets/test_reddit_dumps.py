@@ -11,12 +11,14 @@ import zstandard
 
 from assets.lib.reddit_dumps import (
     COMMENT,
+    NOT_ZSTD,
     SUBMISSION,
     DumpSource,
     classify_dump,
     iter_lines,
 )
 from assets.lib.reddit_records import (
+    BAD_FIELD_TYPE,
     MALFORMED_JSON,
     MISSING_FIELD,
     NOT_FOUND,
@@ -27,6 +29,7 @@ from assets.lib.reddit_records import (
     SourceProblem,
     SubredditWindow,
 )
+from assets.lib.textfiles import BAD_ENCODING, EMPTY_FILE
 
 MULTIBYTE_TEXT = "café 写真 📷 naïve — déjà vu"
 
@@ -179,7 +182,7 @@ def test_malformed_lines_that_could_match_are_reported_and_the_scan_goes_on(tmp_
             (MALFORMED_JSON, 4, None),
             (MALFORMED_JSON, 5, None),
             (MISSING_FIELD, 6, None),
-            (MALFORMED_JSON, 7, None),
+            (BAD_ENCODING, 7, None),
             (NOT_FOUND, None, "bb"),
             (NOT_FOUND, None, "cc"),
         ]
@@ -297,7 +300,7 @@ def test_window_is_case_insensitive_half_open_and_judged_on_the_post_itself(tmp_
 
     assert [i.data["id"] for i in items(found)] == ["in1", "in2"]
     assert [(p.reason_code, p.item_id, p.origin.line_no) for p in problems(found)] == [
-        (MISSING_FIELD, "no_time", 6),
+        (BAD_FIELD_TYPE, "no_time", 6),
         (MISSING_FIELD, None, 7),
     ]
 
@@ -406,8 +409,8 @@ def test_every_cut_inside_a_frame_is_detected(tmp_path):
         assert lines == all_lines[: len(lines)], cut
         if cut in boundaries and cut > 0:
             assert not truncated and len(lines) == 4 * sorted(boundaries).index(cut), cut
-        else:
-            assert [p.reason_code for p in truncated] == [TRUNCATED_FILE], cut
+        else:  # nothing at all is an empty file, not a cut one
+            assert [p.reason_code for p in truncated] == [EMPTY_FILE if cut == 0 else TRUNCATED_FILE], cut
 
 
 def test_stopping_early_stops_the_reader_thread(tmp_path):
@@ -421,3 +424,11 @@ def test_stopping_early_stops_the_reader_thread(tmp_path):
 
     assert first.data["id"] == "c0"
     assert not any(thread.name == "dump-read-ahead" for thread in threading.enumerate())
+
+
+def test_a_file_named_zst_that_is_not_zstd_is_not_zstd(tmp_path):
+    path = tmp_path / "RS_2020-01.zst"
+    path.write_bytes(_line(post("aa")) + b"\n")
+    [problem] = list(iter_lines(path))
+    assert problem.reason_code == NOT_ZSTD and problem.origin.line_no is None
+    assert problem.detail.startswith(f"{path}: the file does not start with a zstd frame")

@@ -125,13 +125,51 @@ def test_old_schema_without_name_or_permalink_still_normalizes():
 
 @pytest.mark.parametrize(
     ("fields", "detail_word"),
-    [({"id": _DROP}, "id"), ({"id": "not an id!"}, "id"), ({"created_utc": _DROP}, "created_utc"),
-     ({"created_utc": "yesterday"}, "created_utc")],
+    [({"id": _DROP}, "id"), ({"id": "not an id!"}, "id"), ({"created_utc": _DROP}, "created_utc")],
 )
 def test_submission_without_usable_id_or_time_is_a_problem(fields, detail_word):
     problem = normalize_submission(submission(**fields), HASHER)
     assert isinstance(problem, SourceProblem)
     assert problem.reason_code == rr.MISSING_FIELD and detail_word in problem.detail and problem.origin == DUMP
+    assert problem.detail.startswith("RS_2015-03.zst line 7: ")
+
+
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"created_utc": "yesterday"}, "field created_utc is str, expected int (got 'yesterday')"),
+        ({"score": "abc"}, "field score is str, expected int (got 'abc')"),
+        ({"score": 2**40}, "field score is int, expected int within ±2147483647"),
+        ({"author": 5}, "field author is int, expected str (got 5)"),
+        ({"title": ["a"]}, "field title is list, expected str"),
+        ({"stickied": "yes"}, "field stickied is str, expected bool"),
+        ({"removed_by_category": ["x"]}, "field removed_by_category is list, expected str"),
+        ({"gallery_data": "x"}, "field gallery_data is str, expected dict (got 'x')"),
+        ({"preview": [1]}, "field preview is list, expected dict"),
+        ({"crosspost_parent_list": [{"id": "p1", "preview": "x"}]},
+         "field crosspost_parent_list[0].preview is str, expected dict"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_a_problem_naming_it(fields, detail):
+    problem = normalize_submission(submission(**fields), HASHER)
+    assert isinstance(problem, SourceProblem) and problem.reason_code == rr.BAD_FIELD_TYPE
+    assert problem.detail.startswith("RS_2015-03.zst line 7: submission abc12: ") and detail in problem.detail
+    assert problem.item_id == "abc12"
+
+
+def test_safe_coercions_of_odd_field_types():
+    """Numeric strings and floats are numbers, null text is empty, 0/1 are flags, an empty list where an
+    object belongs is absent, lone surrogates become U+FFFD, NaN in nested media becomes null."""
+    post = normalize_submission(submission(score="12", num_comments=3.0, selftext=None, stickied=1, preview=[],
+                                           title="half \ud83d emoji", media_metadata={"m": {"x": float("nan")}}), HASHER)
+    assert isinstance(post, Post)
+    assert (post.score, post.num_comments, post.body, post.stickied) == (12, 3, "", True)
+    assert post.media["preview"] is None and post.media["media_metadata"] == {"m": {"x": None}}
+    assert post.title == "half \ufffd emoji"
+    assert len(post.content_digest()) == 64  # storable: the digest encodes it as UTF-8
+    c = normalize_comment(comment(score=None, body=None, author=None), HASHER)
+    assert (c.score, c.body, c.author_hash) == (None, "", None)
+    assert normalize_comment(comment(score=[1]), HASHER).reason_code == rr.BAD_FIELD_TYPE
 
 
 @pytest.mark.parametrize(
@@ -287,10 +325,20 @@ def test_id_list_streams_crlf_lf_blank_and_bad_lines(tmp_path):
     path = tmp_path / "test_ids.txt"
     path.write_bytes(b"\xef\xbb\xbfabc12\r\n\r\nDEF34\r\nt3_ghi56\nnot an id\n  \nxyz78")
     rows = list(parse_id_list(path))
-    assert [(line, pid) for line, pid, _ in rows] == [(1, "abc12"), (3, "def34"), (4, "ghi56"), (5, None), (7, "xyz78")]
-    assert rows[0][2] == "" and "line 5" in rows[3][2] and "not an id" in rows[3][2]
+    assert [(line, pid) for line, pid, _, _ in rows] == [(1, "abc12"), (3, "def34"), (4, "ghi56"), (5, None), (7, "xyz78")]
+    assert rows[0][2:] == ("", "") and rows[3][2] == rr.MALFORMED_ID
+    assert "line 5" in rows[3][3] and "not an id" in rows[3][3]
     with pytest.raises(OSError):
         list(parse_id_list(tmp_path / "missing.txt"))
+
+
+def test_id_list_line_that_is_not_utf8_is_bad_encoding_and_the_rest_is_read(tmp_path):
+    path = tmp_path / "ids.txt"
+    path.write_bytes(b"abc12\r\ncaf\xe9\r\n\x00\x01\x02\r\ndef34\r\n")
+    rows = list(parse_id_list(path))
+    assert [(line, pid, reason) for line, pid, reason, _ in rows] == [
+        (1, "abc12", ""), (2, None, "bad_encoding"), (3, None, "bad_encoding"), (4, "def34", "")]
+    assert "line 2" in rows[1][3] and "e9" in rows[1][3]
 
 
 def test_rows_round_trip_through_json_for_posts_and_comments():

@@ -3,7 +3,6 @@ import io
 import pytest
 
 from assets.lib import sheets
-from assets.lib.counterfactual import CheckSheetError, SpecSheetError
 from assets.lib.critique_audit import SheetError as AuditSheetError
 from assets.lib.design_review import ReviewSheetError
 from assets.lib.sheets import SheetError, SheetReader
@@ -41,12 +40,10 @@ def test_error_message_shows_twenty_then_counts_the_rest_but_keeps_all():
     assert str(ToySheetError("toy.csv", [(row, "bad") for row in range(2, 22)])).endswith("row 21: bad")  # exactly 20
 
 
-def test_the_three_sheet_errors_keep_their_codes_and_prefixes():
+def test_the_sheet_errors_keep_their_codes_and_prefixes():
     for cls, code, prefix in [
         (AuditSheetError, "malformed_audit_sheet", "audit sheet"),
         (ReviewSheetError, "malformed_review_sheet", "review sheet"),
-        (SpecSheetError, "malformed_counterfactual_sheet", "counterfactual sheet"),
-        (CheckSheetError, "malformed_check_sheet", "check sheet"),
     ]:
         error = cls("s.csv", [(2, "bad")])
         assert isinstance(error, sheets.SheetError) and isinstance(error, ValueError)

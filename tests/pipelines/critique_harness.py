@@ -1,15 +1,18 @@
 """Shared helpers for tests that build CritiqueCanvas for real: a four-image pool over the three domains and
 in-process materializations of chosen critique assets."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 from PIL import Image
 
+from assets.lib.critique_schema import DIMENSION_IDS
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from tests.pipelines.pool_harness import run_pool, write_config
+from tests.support.model_servers import ModelApiServer
 from warehouse.db import Warehouse
 
 
@@ -59,3 +62,33 @@ def failures(result: ExecuteInProcessResult) -> list[str]:
             error = event.step_failure_data.error
             out.append(f"{event.message} {error.message if error else ''}")
     return out
+
+
+OPENAI_KEY, GEMINI_KEY = "sk-loopback-never-stored", "gm-loopback-never-stored"
+
+
+def assert_complete_groups(wh: Warehouse, n_images: int) -> None:
+    groups = wh.query("SELECT group_id, status, domain, plan FROM critique_group")
+    assert len(groups) == n_images and set(groups["status"]) == {"complete"}
+    for plan in groups["plan"]:
+        dims = [d["dimension"] for d in json.loads(plan)]
+        assert 1 <= len(dims) <= 5 and set(dims) <= set(DIMENSION_IDS)
+    pairs = wh.query(
+        "SELECT group_id, count(*) AS n, sum(improvement::INT) AS improvements, min(length(question)) AS q,"
+        " min(length(answer)) AS a FROM critique_pair GROUP BY group_id"
+    )
+    assert set(pairs["n"]) == {6} and set(pairs["improvements"]) == {1} and pairs["q"].min() > 0 and pairs["a"].min() > 0
+
+
+def remote_roles(server: ModelApiServer, annotator: str = "openai") -> dict:
+    openai_role = {"provider": "openai", "model": "loop-vision-1", "base_url": server.openai_base_url, "api_key_env": "LOOP_OPENAI_KEY"}
+    gemini_role = {"provider": "gemini", "model": "loop-gemini-1", "base_url": server.gemini_base_url, "api_key_env": "LOOP_GEMINI_KEY"}
+    return {
+        "planner": gemini_role,
+        "annotator": openai_role if annotator == "openai" else gemini_role,
+        "verifier": openai_role,
+        "timeout_s": 2,
+        "max_retries": 2,
+        "backoff_s": 0.01,
+        "max_backoff_s": 0.2,
+    }

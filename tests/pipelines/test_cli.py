@@ -39,7 +39,7 @@ def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
     # every step ran in its own process and wrote through the warehouse lock
     assert wh.query("SELECT DISTINCT status FROM activity")["status"].tolist() == ["success"]
     assert wh.scalar("SELECT count(*) FROM pool_images") == 4 and wh.scalar("SELECT count(*) FROM duplicate_drops") == 1
-    assert wh.scalar("SELECT reason_code FROM pool_exclusions WHERE stage = 'decode'") == "undecodable"
+    assert wh.scalar("SELECT reason_code FROM pool_exclusions WHERE stage = 'decode'") == "truncated"
 
     sql = _aesforge("sql", "--config", str(config), "SELECT match_method, match_distance FROM duplicate_drops", home=home)
     assert sql.returncode == 0 and "exact_bytes" in sql.stdout

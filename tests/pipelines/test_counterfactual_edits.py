@@ -85,26 +85,34 @@ def test_edits_are_synthetic_derived_and_done_once(tmp_path, monkeypatch, provid
         assert states == {ids[0]: "approved", ids[1]: "rejected"}
         history = wh.scalar("SELECT history FROM counterfactual_edit WHERE record_id = ?", [ids[1]])
         assert '"sky edge smeared"' in history and '"pending"' in history
-        # A rejected edit is final: asking to approve it fails the run naming the row, and changes nothing.
+        # A rejected edit is final: asking to approve it is that row's rejection, naming the line, and changes nothing.
         checks.write_text(f"record_id,decision,reviewer,note\n{ids[1]},approved,rui,\n", encoding="utf-8")
-        result = _edit(config)
-        assert not result.success
-        assert "row 2" in " ".join(e.step_failure_data.error.message for e in result.all_events if e.is_step_failure)
+        assert _edit(config).success
+        code, detail = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = 'counterfactual_check'").iloc[0]
+        assert code == "invalid_manual_check_transition" and f"{checks}#line=2" in detail
         assert wh.scalar("SELECT manual_check FROM counterfactual_edit WHERE record_id = ?", [ids[1]]) == "rejected"
     with Warehouse(tmp_path / "warehouse.duckdb").transaction() as con:
         dumped = " ".join(str(r) for r in con.execute("SELECT * FROM counterfactual_edit").fetchall())
     assert KEY not in dumped
 
 
-def test_malformed_specs_fail_naming_the_row(tmp_path, monkeypatch):
+def test_each_bad_spec_row_is_rejected_naming_its_line_and_the_others_are_edited(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOP_EDIT_KEY", KEY)
     config = critique_config(tmp_path)
+    assert run_pool(config).success
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    source = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY 1 LIMIT 1")
     specs = tmp_path / "specs.csv"
-    specs.write_text("source_id,decisive_cue,instruction,original_label,intended_label\n"
-                     "pool_item:a,cue,Change it,No,No\n", encoding="utf-8")
+    specs.write_bytes(("source_id,decisive_cue,instruction,original_label,intended_label\n"
+                       "pool_item:a,cue,Change it,No,No\n").encode()
+                      + "pool_item:b,caf\xe9 sign,Change it,No,Yes\n".encode("latin-1")
+                      + f"{source},the sky,Make the top half calmer,Yes,No\n{source},The sky,make the top half calmer,Yes,No\n".encode())
     with ModelApiServer(openai_key=KEY) as server:
         _configure(config, specs, server, "openai")
-        result = _edit(config)
-    assert not result.success
-    message = " ".join(e.step_failure_data.error.message for e in result.all_events if e.is_step_failure)
-    assert "specs.csv" in message and "row 2" in message
+        assert _edit(config).success
+        assert len(server.requests) == 1
+    assert wh.scalar("SELECT count(*) FROM counterfactual_edit") == 1
+    rejected = dict(wh.query("SELECT regexp_extract(detail, 'line=(\\d+)', 1), reason_code FROM rejection"
+                             " WHERE stage = 'counterfactual_edit'").itertuples(index=False))
+    assert rejected == {"2": "invalid_counterfactual_spec", "3": "bad_encoding", "5": "duplicate_id"}
+    assert all(str(specs) in d for d in wh.query("SELECT detail FROM rejection WHERE stage = 'counterfactual_edit'")["detail"])

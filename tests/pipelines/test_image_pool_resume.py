@@ -3,6 +3,9 @@
 import boto3
 import pytest
 
+from assets import normalization
+from assets.lib.images import decode_normalized
+from assets.normalization import normalize_file
 from resources.blob_store import LocalBlobStore
 from sample import synth
 from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
@@ -23,22 +26,35 @@ def _folder_config(tmp_path, folder, dedup=None, **sections):
     return write_config(tmp_path / "cfg", {**pool, "dedup": dedup or {}}, **sections)
 
 
-def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_path, small_folder):
+# The pool's stages but CLIP, for tests about the others (unconfigured CLIP still costs a torch import per run).
+WITHOUT_CLIP = ["source_records", "fetched_files", "normalized_images", "pool_candidates", "perceptual_duplicates", "image_pool"]
+
+
+def _blob_shas(config) -> list[str]:
+    return warehouse_for(config).query("SELECT sha256 FROM file_blob ORDER BY sha256")["sha256"].tolist()
+
+
+def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_path, small_folder, monkeypatch):
     config = _folder_config(tmp_path, small_folder)
     assert run_pool(config, ["source_records", "fetched_files"]).success
     wh = warehouse_for(config)
+    shas = _blob_shas(config)
     store = LocalBlobStore(tmp_path / "cfg" / "blobs")
-    shas = wh.query("SELECT sha256 FROM file_blob ORDER BY sha256")["sha256"].tolist()
-    hidden = store.path(shas[7])  # batches of 3: the third batch fails, two are committed
-    kept_aside = hidden.read_bytes()
-    hidden.unlink()
+    fatal = store.get_bytes(shas[7])  # batches of 3: the third batch dies, two are committed
 
-    crashed = run_pool(config)
+    def out_of_memory(data, max_pixels):
+        if data == fatal:
+            raise MemoryError("decoding needs more memory than the machine has")  # a whole-step cause
+        return decode_normalized(data, max_pixels)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(normalization, "decode_normalized", out_of_memory)
+        crashed = run_pool(config)
     assert not crashed.success
     assert wh.scalar("SELECT count(*) FROM file_decode") == 6
     assert wh.scalar("SELECT status FROM activity WHERE asset_key = 'normalized_images'") == "failed"
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
 
-    hidden.write_bytes(kept_aside)
     resumed = run_pool(config)
     assert resumed.success
     summary = step_summaries(wh, resumed.run_id)["normalized_images"]
@@ -49,6 +65,65 @@ def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_p
     assert wh.scalar("SELECT count(*) FROM duplicate_drops") == 1
     before = snapshot(wh)
     assert run_pool(config).success and snapshot(wh) == before
+
+
+def test_an_exception_on_one_file_is_internal_error_quarantined_until_its_content_changes(tmp_path, small_folder, monkeypatch):
+    config = _folder_config(tmp_path, small_folder)
+    assert run_pool(config, ["source_records", "fetched_files"]).success
+    wh = warehouse_for(config)
+    shas = _blob_shas(config)
+    bad = wh.scalar("SELECT f.file_sha256 FROM record_file f JOIN source_record r USING (record_id) WHERE r.title = 'p03'")
+    calls = []
+
+    def flaky_decoder(store, item, max_pixels):
+        calls.append(item.payload)
+        if item.payload == bad:
+            raise ValueError("injected: image (1, 1) is too small for a perceptual signature")
+        return normalize_file(store, item, max_pixels)
+
+    monkeypatch.setattr(normalization, "normalize_file", flaky_decoder)
+    first = run_pool(config, WITHOUT_CLIP)
+    assert first.success
+    code, detail = wh.query("SELECT reason_code, detail FROM rejection WHERE entity_id = ?", [f"file:{bad}"]).iloc[0]
+    assert code == "internal_error"
+    assert "ValueError: injected" in detail and "p03.png" in detail and "flaky_decoder" in detail and "traceback " in detail
+    assert wh.scalar("SELECT count(*) FROM file_decode") == len(shas) - 1  # every other file was decoded
+    assert wh.scalar("SELECT count(*) FROM pool_images") == 9  # p03 is missing; p00_small is p00's duplicate
+    assert step_summaries(wh, first.run_id)["normalized_images"]["rejected:internal_error"] == 1
+
+    calls.clear()
+    before = snapshot(wh)
+    again = run_pool(config, WITHOUT_CLIP)
+    assert again.success and bad not in calls and snapshot(wh) == before  # quarantined: not retried
+    assert step_summaries(wh, again.run_id)["normalized_images"]["quarantined"] == 1
+
+    synth.render_painting(303, (320, 256)).save(small_folder / "p03.png")  # the record's file now has other content
+    changed = run_pool(config, WITHOUT_CLIP)
+    assert changed.success
+    new = wh.scalar("SELECT f.file_sha256 FROM record_file f JOIN source_record r USING (record_id)"
+                    " WHERE r.title = 'p03' AND f.file_sha256 <> ?", [bad])
+    assert new in calls and wh.scalar("SELECT image_id FROM file_decode WHERE file_sha256 = ?", [new]) is not None
+    assert wh.scalar("SELECT count(*) FROM pool_images WHERE title = 'p03'") == 1
+
+
+def test_a_blob_lost_from_the_store_is_retried_until_it_is_back(tmp_path, small_folder):
+    config = _folder_config(tmp_path, small_folder)
+    assert run_pool(config, ["source_records", "fetched_files"]).success
+    wh = warehouse_for(config)
+    shas = _blob_shas(config)
+    hidden = LocalBlobStore(tmp_path / "cfg" / "blobs").path(shas[4])
+    kept_aside = hidden.read_bytes()
+    hidden.unlink()
+
+    assert run_pool(config, WITHOUT_CLIP).success  # one lost file does not stop the others
+    assert wh.scalar("SELECT count(*) FROM file_decode") == len(shas) - 1
+    code, retryable = wh.query("SELECT reason_code, retryable FROM rejection WHERE entity_id = ?", [f"file:{shas[4]}"]).iloc[0]
+    assert (code, bool(retryable)) == ("blob_missing", True)
+
+    hidden.write_bytes(kept_aside)
+    assert run_pool(config, WITHOUT_CLIP).success
+    assert wh.scalar("SELECT count(*) FROM file_decode") == len(shas)
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE stage = 'decode'") == 0
 
 
 def test_missing_source_fails_clearly_after_the_others_are_collected(tmp_path, small_folder):

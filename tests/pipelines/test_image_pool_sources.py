@@ -9,6 +9,7 @@ import json
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -117,9 +118,11 @@ def _reasons(wh, stage):
 def test_runs_go_on_and_every_bad_input_keeps_its_reason(own_sources):
     wh = own_sources["wh"]
     assert own_sources["first"].success and own_sources["second"].success
-    source = wh.query("SELECT j.reason_code, r.extra FROM rejection j JOIN source_record r ON r.record_id = j.entity_id WHERE j.stage = 'source'")
-    assert sorted(source.reason_code) == ["invalid_domain", "malformed_row"]
-    assert any("broken json" in (extra or "") for extra in source.extra)
+    source = wh.query("SELECT j.reason_code, j.detail, r.locator FROM rejection j JOIN source_record r ON r.record_id = j.entity_id"
+                      " WHERE j.stage = 'source' ORDER BY j.reason_code")
+    assert source.reason_code.tolist() == ["invalid_domain", "invalid_json"]
+    broken = source.iloc[1]  # the broken line is the manifest's 10th: its detail and locator say so
+    assert broken.detail.startswith(f"{broken.locator.split('#')[0]}: line 10:") and broken.locator.endswith("web.jsonl#line=10")
     fetch = _reasons(wh, "fetch")
     assert {name: code for name, (code, _, _) in fetch.items()} == {
         "missing.jpg": "http_status", "page.html": "bad_content_type", "fake.png": "not_an_image", "huge.jpg": "too_large",
@@ -160,3 +163,46 @@ def test_mirrored_folder_copy_of_a_web_image_is_one_cluster(own_sources):
     assert drop.match_method.startswith("perceptual:") and drop.match_distance >= 0
     kept = own_sources["wh"].query("SELECT title, creator, provider, license FROM pool_images ORDER BY title")
     assert "A. Painter" in set(kept.creator) and set(kept.provider) >= {"scanner"}
+
+
+def test_an_exception_on_one_manifest_row_is_that_rows_internal_error_and_is_not_retried_until_it_changes(tmp_path, monkeypatch):
+    from assets import collection
+
+    manifest = tmp_path / "m.csv"
+    lines = ["locator,license,domain", "a.png,CC0-1.0,virtual", "boom.png,CC0-1.0,virtual", "c.png,CC0-1.0,virtual"]
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    real, tried = collection._manifest_outcome, []
+
+    def exploding(item):
+        tried.append(item.payload.line)
+        if "boom" in str(item.payload.fields):
+            raise ValueError("injected for the test")
+        return real(item)
+
+    monkeypatch.setattr(collection, "_manifest_outcome", exploding)
+    config = write_config(tmp_path / "cfg", {"manifests": [str(manifest)]})
+    wh = warehouse_for(config)
+
+    def run():
+        result = run_pool(config, select=["source_records"])
+        assert result.success
+        return step_summaries(wh, result.run_id)["source_records"]
+
+    assert run() == {"records": 2, "rejected:internal_error": 1}
+    [(entity, detail)] = wh.query("SELECT entity_id, detail FROM rejection WHERE reason_code = 'internal_error'").values.tolist()
+    assert entity.startswith("source_row:") and detail.startswith(f"{manifest}#line=3: ValueError: injected for the test")
+    assert "exploding" in detail and "traceback" in detail
+    kept = wh.query("SELECT locator FROM source_record ORDER BY locator")["locator"].tolist()
+    assert [Path(p).name for p in kept] == ["a.png", "c.png"]
+
+    tried.clear()  # a new row makes the manifest be read again; the quarantined row is not tried again
+    manifest.write_text("\n".join(lines + ["d.png,CC0-1.0,virtual"]) + "\n", encoding="utf-8")
+    assert run() == {"records": 3, "quarantined": 1}
+    assert 3 not in tried and wh.scalar("SELECT count(*) FROM item_quarantine") == 1
+
+    lines[2] = "fixed.png,CC0-1.0,virtual"  # changing the row's content tries it again
+    manifest.write_text("\n".join(lines + ["d.png,CC0-1.0,virtual"]) + "\n", encoding="utf-8")
+    assert run() == {"records": 4}
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE reason_code = 'internal_error'") == 0
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
+    assert wh.scalar("SELECT count(*) FROM source_record WHERE locator LIKE '%fixed.png'") == 1

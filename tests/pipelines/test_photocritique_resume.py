@@ -2,7 +2,7 @@
 
 Every run is a real in-process Dagster materialization over the fixture archive (sample/reddit_fixture.py)
 into a real DuckDB file; HTTP goes through the real clients to loopback servers. The only interference is
-the crash itself: ``DumpSource.scan_file`` is wrapped so that the process fails after a chosen number of
+the crash itself: ``DumpSource.scan_lines`` is wrapped so that the process fails after a chosen number of
 lines, the way a killed worker would, and wrapped again to record where later scans start.
 """
 
@@ -114,7 +114,7 @@ def _scan_state(wh: Warehouse) -> dict[tuple[str, str], tuple[str, int, int]]:
     return {(Path(loc).name, scope): (status, offset, matched) for loc, scope, status, offset, matched in rows.itertuples(index=False)}
 
 
-_scan_file = DumpSource.scan_file
+_scan_lines = DumpSource.scan_lines
 
 
 def _dying_after(items: Iterator, n: int) -> Iterator:
@@ -126,7 +126,7 @@ def _dying_after(items: Iterator, n: int) -> Iterator:
 
 def _crashing_scan(self: DumpSource, path, kind: str, **selection) -> Iterator:
     """The real scan, except that reading CRASH_FILE dies after CRASH_AFTER_LINES matching lines."""
-    items = _scan_file(self, path, kind, **selection)
+    items = _scan_lines(self, path, kind, **selection)
     return _dying_after(items, CRASH_AFTER_LINES) if Path(path).name == CRASH_FILE else items
 
 
@@ -135,7 +135,7 @@ def _recording_scan(starts: list[tuple[str, int]]):
 
     def scan(self: DumpSource, path, kind: str, **selection) -> Iterator:
         starts.append((Path(path).name, selection.get("start_offset", 0)))
-        return _scan_file(self, path, kind, **selection)
+        return _scan_lines(self, path, kind, **selection)
 
     return scan
 
@@ -145,20 +145,20 @@ def resume_story(tmp_path_factory, archive: Path, expected: dict) -> ResumeStory
     config = _config(tmp_path_factory.mktemp("resume"), archive, expected, dumps=_dumps(archive))
     wh = _warehouse(config)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DumpSource, "scan_file", _crashing_scan)
+        patch.setattr(DumpSource, "scan_lines", _crashing_scan)
         crashed = _execute(config, INGEST)
     scans_after_crash = _scan_state(wh)
     observations_after_crash = wh.scalar("SELECT count(*) FROM reddit_comment_observation")
 
     resumed_starts: list[tuple[str, int]] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DumpSource, "scan_file", _recording_scan(resumed_starts))
+        patch.setattr(DumpSource, "scan_lines", _recording_scan(resumed_starts))
         resumed = _execute(config)
     after_resume = _snapshot(wh)
 
     unchanged_starts: list[tuple[str, int]] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DumpSource, "scan_file", _recording_scan(unchanged_starts))
+        patch.setattr(DumpSource, "scan_lines", _recording_scan(unchanged_starts))
         unchanged = _execute(config)
     return ResumeStory(
         config, wh, crashed, scans_after_crash, observations_after_crash, resumed, resumed_starts, after_resume,

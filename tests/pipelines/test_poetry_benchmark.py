@@ -6,7 +6,7 @@
 2. Generation through the real openai and google-genai SDKs against the loopback server: the stored bytes are
    the server's picture of the prompt it received, retries, rejections that the next run fills in, the pool
    entry of a generated image, and OCR flagging an image that shows the poem's text (then adjudicated).
-3. Malformed survey rows: the run fails naming both rows; the good rows are stored; fixing the file heals it.
+3. Malformed survey rows: the step's metadata names both rows; the good rows are stored; fixing the file heals it.
 4. Malformed poem records: each keeps its locator and reason; the other poems are stored.
 """
 
@@ -459,7 +459,7 @@ def test_a_regenerated_image_is_judged_again(tmp_path, monkeypatch):
 # --- 3. malformed survey rows --------------------------------------------------------------------------------
 
 
-def test_malformed_survey_rows_fail_naming_them_and_keep_the_rest(tmp_path, sample):
+def test_malformed_survey_rows_are_named_and_the_rest_kept(tmp_path, sample):
     original = sample["survey"].read_text(encoding="utf-8")
     rows = _survey_rows(sample["survey"])
     broken = [dict(r) for r in rows]
@@ -475,8 +475,8 @@ def test_malformed_survey_rows_fail_naming_them_and_keep_the_rest(tmp_path, samp
                                       "surveys": [str(survey)]})
     assets = ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses"]
     result = _run(config, assets)
-    assert not result.success
-    message = _failures(result)
+    _ok(result)  # a malformed row is that row's outcome; the metadata names it
+    message = _metadata(result, "poem_survey_responses")["malformed_rows"]
     assert "survey_bad.csv row 5" in message and "row 9" in message
     assert "safety 'z'" in message and "tang-999@stand-in-1" in message
     wh = Warehouse(tmp_path / "warehouse.duckdb")
@@ -515,8 +515,8 @@ def test_every_problem_of_a_row_and_an_unreadable_file_are_kept(tmp_path, sample
     config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
                                       "surveys": [str(survey), str(headless)]})
     result = _run(config, ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses"])
-    assert not result.success
-    message = _failures(result)
+    _ok(result)  # a malformed row is that row's outcome; the metadata names it
+    message = _metadata(result, "poem_survey_responses")["malformed_rows"]
     assert "2 malformed row(s)" in message and "survey_headless.csv row 1" in message
     wh = Warehouse(tmp_path / "warehouse.duckdb")
     assert wh.scalar("SELECT count(*) FROM poem_survey_response") == 63
@@ -555,7 +555,8 @@ def test_an_unreadable_corpus_file_is_kept_as_rejected_and_the_other_files_are_r
     good.write_text("poem_id,title,author,text\ntang-202,Spring Dawn,Meng Haoran,春眠不觉晓\n", encoding="utf-8")
     config = _write_config(tmp_path, {"corpus": [str(headless), str(good)]})
     result = _run(config, ["poem_corpus"])
-    assert not result.success and "headless.csv" in _failures(result)
+    _ok(result)  # a rejected file is that file's outcome, not the step's failure
+    assert "headless.csv" in str(_metadata(result, "poem_corpus")["unreadable_files"])
     wh = Warehouse(tmp_path / "warehouse.duckdb")
     assert _rows(wh, "SELECT poem_id FROM poem") == [("tang-202",)]
     rejected = _rows(wh, "SELECT e.kind, e.attributes->>'path' FROM rejection r JOIN entity e USING (entity_id)"
@@ -567,25 +568,25 @@ def test_malformed_poem_records_keep_locator_and_reason(tmp_path):
     corpus = tmp_path / "poems.csv"
     corpus.write_text(
         "poem_id,title,author,text,translation,themes,form,source\n"
-        'tang-101,River Snow,Liu Zongyuan,"千山鸟飞绝，\n万径人踪灭。",,winter; solitude,quatrain,test\n'  # row 2 (two lines)
-        "tang-102,Empty Poem,Someone,,,,,test\n"            # row 3: no text
-        "bad id!,Odd Id,Someone,some text,,,,test\n"        # row 4: id with a space and '!'
-        "tang-101,Twice,Someone,other text,,,,test\n"       # row 5: id already used on row 2
-        "tang-105,Spring Dawn,Meng Haoran,春眠不觉晓,,,,test\n",  # row 6
+        'tang-101,River Snow,Liu Zongyuan,"千山鸟飞绝，\n万径人踪灭。",,winter; solitude,quatrain,test\n'  # lines 2-3
+        "tang-102,Empty Poem,Someone,,,,,test\n"            # line 4: no text
+        "bad id!,Odd Id,Someone,some text,,,,test\n"        # line 5: id with a space and '!'
+        "tang-101,Twice,Someone,other text,,,,test\n"       # line 6: id already used on line 2
+        "tang-105,Spring Dawn,Meng Haoran,春眠不觉晓,,,,test\n",  # line 7
         encoding="utf-8")
     config = _write_config(tmp_path, {"corpus": [str(corpus)]})
     _ok(_run(config, ["poem_corpus"]))
     wh = Warehouse(tmp_path / "warehouse.duckdb")
     reads = _rows(wh, "SELECT regexp_replace(locator, '^.*/', ''), poem_id, reason_code FROM poem_source_read")
-    assert reads == [("poems.csv#row=2", "tang-101", None), ("poems.csv#row=3", None, "empty_field"),
-                     ("poems.csv#row=4", None, "bad_poem_id"), ("poems.csv#row=5", None, "duplicate_poem_id"),
-                     ("poems.csv#row=6", "tang-105", None)]
+    assert reads == [("poems.csv#line=2", "tang-101", None), ("poems.csv#line=4", None, "empty_field"),
+                     ("poems.csv#line=5", None, "bad_poem_id"), ("poems.csv#line=6", None, "duplicate_poem_id"),
+                     ("poems.csv#line=7", "tang-105", None)]
     details = dict(_rows(wh, "SELECT regexp_replace(locator, '^.*/', ''), detail FROM poem_source_read WHERE reason_code IS NOT NULL"))
-    assert details["poems.csv#row=3"] == "text is empty"
-    assert "poems.csv#row=2" in details["poems.csv#row=5"]
+    assert details["poems.csv#line=4"] == "text is empty"
+    assert "poems.csv#line=2" in details["poems.csv#line=6"]
     poems = wh.query("SELECT poem_id, title, text, themes, locator FROM poem ORDER BY poem_id")
     assert list(poems["poem_id"]) == ["tang-101", "tang-105"]
     assert poems["text"].iloc[0] == "千山鸟飞绝，\n万径人踪灭。" and list(poems["themes"].iloc[0]) == ["winter", "solitude"]
     rejections = _rows(wh, "SELECT reason_code, detail FROM rejection WHERE stage = 'poem_corpus'")
     assert [code for code, _ in rejections] == ["bad_poem_id", "duplicate_poem_id", "empty_field"]
-    assert all(detail.startswith(f"{tmp_path}/poems.csv#row=") for _, detail in rejections)  # the full path names the file
+    assert all(detail.startswith(f"{tmp_path}/poems.csv#line=") for _, detail in rejections)  # the full path names the file

@@ -56,7 +56,19 @@ SELECT r.record_id, r.locator, r.source_name, j.stage, j.reason_code, j.detail, 
 FROM rejection j
 JOIN record_file f ON 'file:' || f.file_sha256 = j.entity_id
 JOIN source_record r ON r.record_id = f.record_id
-JOIN activity a ON a.activity_id = j.activity_id;
+JOIN activity a ON a.activity_id = j.activity_id
+UNION ALL
+-- Inputs rejected before any record existed: a whole manifest (empty, no usable header), or an item a pool stage
+-- quarantined as internal_error; the locator comes from the entity's attributes.
+SELECT NULL, coalesce(json_extract_string(e.attributes, '$.locator'), json_extract_string(e.attributes, '$.path')), NULL,
+       j.stage, j.reason_code, j.detail, a.asset_key, a.run_id
+FROM rejection j
+JOIN entity e ON e.entity_id = j.entity_id
+JOIN activity a ON a.activity_id = j.activity_id
+WHERE a.asset_key IN ('source_records', 'fetched_files', 'normalized_images', 'pool_candidates', 'perceptual_duplicates',
+                      'clip_duplicates', 'image_pool')
+  AND NOT EXISTS (SELECT 1 FROM source_record r WHERE r.record_id = j.entity_id)
+  AND NOT EXISTS (SELECT 1 FROM record_file f WHERE 'file:' || f.file_sha256 = j.entity_id);
 
 -- pool_stage_counts: how many records entered and left each stage, for the selection flow.
 CREATE OR REPLACE VIEW pool_stage_counts AS

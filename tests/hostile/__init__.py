@@ -1,0 +1,1 @@
+"""Tests that run the real assets on generated hostile inputs."""

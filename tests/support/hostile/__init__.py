@@ -1,0 +1,1 @@
+"""Generators of hostile inputs (broken and odd cases) written at test time, one module per kind of input."""
