@@ -185,10 +185,11 @@ class ItemLoop(Generic[P]):
     def run(self, items: Iterable[Item[P]]) -> None:
         """Process ``items`` (read lazily) to the end, or until the stage raises :class:`StopItems`."""
         executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self.stage) if self.workers > 1 else None
+        known = self._load_quarantine()
         try:
             for chunk in batched(items, self.batch_size):
-                chunk = list({item.key: item for item in chunk[::-1]}.values())[::-1]  # one outcome per key
-                skipped, earlier = self._quarantined(chunk)
+                chunk = list(items_by_key(chunk).values())  # one outcome per key
+                skipped, earlier = self._quarantined(chunk, known)
                 todo = [item for item in chunk if item.key not in skipped]
                 if skipped:
                     self.step.counts["quarantined"] += len(skipped)
@@ -301,16 +302,27 @@ class ItemLoop(Generic[P]):
             self.step.counts[f"rejected:{INTERNAL_ERROR}"] += 1
 
     # -- quarantine lookup ---------------------------------------------------------------------------------
-    def _quarantined(self, chunk: Sequence[Item[P]]) -> tuple[set[str], set[str]]:
+    def _load_quarantine(self) -> dict[str, tuple[str, str]]:
+        """The stage's quarantined items, read once per run (they are the few items that faulted, not its work)."""
+        with self.step.batch() as log:
+            rows = log.con.execute("SELECT item_key, input_digest, code_version FROM item_quarantine WHERE stage = ?",
+                                   [self.stage]).fetchall()
+        return {key: (digest, code) for key, digest, code in rows}
+
+    def _quarantined(self, chunk: Sequence[Item[P]], known: dict[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
         """(keys of ``chunk`` still quarantined under the same input and code: skipped; keys quarantined under
         any input or code: released once they get an outcome)."""
-        keys = pd.DataFrame({"item_key": [item.key for item in chunk]})
-        with self.step.batch() as log, registered(log.con, "_aesforge_keys", keys):
-            rows = log.con.execute(
-                "SELECT item_key, input_digest, code_version FROM item_quarantine WHERE stage = ?"
-                " AND item_key IN (SELECT item_key FROM _aesforge_keys)", [self.stage]).fetchall()
-        known = {key: (digest, code) for key, digest, code in rows}
-        return {item.key for item in chunk if known.get(item.key) == (item.digest, self.step.code_version)}, set(known)
+        earlier = {item.key for item in chunk if item.key in known}
+        skipped = {item.key for item in chunk if known.get(item.key) == (item.digest, self.step.code_version)}
+        return skipped, earlier
+
+
+def items_by_key(chunk: Sequence[Item[P]]) -> dict[str, Item[P]]:
+    """The chunk's items by key, in order; a key listed twice keeps its first item."""
+    by_key: dict[str, Item[P]] = {}
+    for item in chunk:
+        by_key.setdefault(item.key, item)
+    return by_key
 
 
 def run_items(

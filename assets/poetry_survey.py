@@ -4,19 +4,34 @@ the item sheet handed to the survey platform, and the platform's export read bac
 Pure logic: assets/lib/poem_distractors.py (distractors, option order) and assets/lib/poem_survey.py (parsing,
 quality control). A malformed survey row never costs the good rows: they are stored, the bad row (a line that is
 not UTF-8 is ``bad_encoding``) keeps its reason in ``poem_survey_bad_row`` and ``rejection``, and the step's
-metadata and a warning name every bad row so it gets fixed. Each export is one item of the item loop: an
-unexpected error reading one is its ``internal_error`` and the other exports are still read.
+metadata and a warning name every bad row so it gets fixed. Each export is read as one item of the item loop,
+then each of its rows is one item: an unexpected error reading an export, or checking one row, is that export's or
+that row's ``internal_error`` and the others still count.
 """
 
 import json
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.exports import ExportFile, write_file
-from assets.item_loop import Done, Item, Kept, Outcome, run_items
+from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.poem_distractors import DISTRACTOR_METHOD, distractors, phase1_options
-from assets.lib.poem_survey import QcParams, SurveyError, parse_survey, quality_control
+from assets.lib.poem_survey import (
+    QcParams,
+    RowProblem,
+    SurveyError,
+    SurveyResponse,
+    SurveyRow,
+    SurveySheet,
+    quality_control,
+    read_survey_rows,
+    survey_row,
+)
 from assets.lib.sheets import read_sheet_file
 from assets.lib.textfiles import BAD_ENCODING
 from assets.poetry_corpus import load_poems
@@ -24,12 +39,15 @@ from assets.poetry_illustrations import poem_illustrations
 from assets.poetry_settings import PoetrySettings
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
+from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import Entity
 
 SURVEY_STAGE = "poem_survey"
-SURVEY_FILE_STAGE = "poem_survey_file"  # the item loop's stage: one item per export, kept apart from the row rejections
+# The item loop's stages (one item per export read, one per row checked), kept apart from SURVEY_STAGE, whose
+# rejections are rewritten from every run's rows and quality control.
+SURVEY_FILE_STAGE = "poem_survey_file"
+SURVEY_ROW_STAGE = "poem_survey_row"
 LETTERS = "ABCD"
 
 
@@ -116,43 +134,63 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
             _note_bad_rows(step, wh)
             return MaterializeResult(metadata=step.summary())
-        responses, bad = [], []
+        pending: list[Item[_Row]] = []
+        responses: list[tuple[str, str, SurveyResponse]] = []
+        bad: list[tuple[Item[_Row], Rejected]] = []
 
         def read(item: Item[Path]) -> Outcome:
-            """One export: its good rows and every bad one; a line that is not UTF-8 is that row's bad_encoding."""
-            lines: list[tuple[int, str, str]] = []
+            """One export's rows as items; a line that is not UTF-8 is that row's bad_encoding."""
+            lines: list[RowProblem] = []
             try:
-                parsed = read_sheet_file(item.payload, lambda stream, name: parse_survey(stream, name, answer_key), SurveyError,
-                                         bad_line=lambda row, detail: lines.append((row, BAD_ENCODING, detail)))
+                sheet = read_sheet_file(item.payload, read_survey_rows, SurveyError,
+                                        bad_line=lambda row, detail: lines.append((row, BAD_ENCODING, detail)))
             except SurveyError as exc:  # a missing column or a file that is not CSV: no row can be read, one problem says so
                 unreadable = f" ({len(lines)} line(s) are not UTF-8 either)" if lines else ""
-                return Kept(([], [(row or 1, exc.reason_code, detail + unreadable) for row, detail in exc.problems]),
+                return Kept(_row_items(item, None, [(row or 1, exc.reason_code, detail + unreadable) for row, detail in exc.problems]),
                             count="files_read")
-            return Kept((parsed.responses, sorted([*parsed.problems, *lines], key=lambda p: p[0])), count="files_read")
+            return Kept(_row_items(item, sheet, [*sheet.problems, *lines]), count="files_read")
 
-        def collect(log, done: list[Done[Path]]) -> None:
+        def check(item: Item[_Row]) -> Outcome:
+            """One row: its response, or every problem it has (a row may have several, some of one kind)."""
+            r = item.payload
+            found = list(r.found)
+            if r.line is not None:
+                checked = survey_row(r.line.row, r.line.cells, answer_key, r.has_group, r.has_image, r.line.earlier_row)
+                if isinstance(checked, SurveyResponse) and not found:
+                    return Kept(checked, count="responses")
+                found = [*([] if isinstance(checked, SurveyResponse) else checked), *found]
+            return Rejected(found[0][0], f"{Path(r.path).name} row {r.number}: "
+                            + "; ".join(f"{detail} [{code}]" for code, detail in found), value=found)
+
+        def list_rows(log, done: list[Done[Path]]) -> None:
+            """The exports read become the row loop's items (every export is read before any row is checked)."""
+            for d in done:
+                pending.extend(d.outcome.value)
+
+        def collect(log, done: list[Done[_Row]]) -> None:
             """Outcomes are kept in memory: quality control needs every response before anything is stored."""
             for d in done:
-                good, problems = d.outcome.value
-                responses.extend((str(d.item.payload), d.item.digest, r) for r in good)
-                bad.extend((str(d.item.payload), d.item.digest, row, code, detail) for row, code, detail in problems)
+                if d.kept:
+                    responses.append((d.item.payload.path, d.item.payload.sha, d.outcome.value))
+                else:
+                    bad.append((d.item, d.outcome))
 
         run_items(step, SURVEY_FILE_STAGE, (Item(entity_id("survey_export", sha), str(path), sha, path) for path, sha in files),
-                  read, collect)
-        # A row may have several problems, some of one kind (two bad letters): every one is kept, joined per row.
-        by_reason: dict[tuple[str, str, int, str], list[str]] = {}
-        for p, sha, row, code, detail in bad:
-            by_reason.setdefault((p, sha, row, code), []).append(detail)
-        by_row: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
-        for p, sha, row, code, detail in bad:
-            by_row.setdefault((p, sha, row), []).append((code, detail))
+                  read, list_rows)
+        run_items(step, SURVEY_ROW_STAGE, pending, check, collect, batch_size=poetry.batch_size, record_rejections=False)
+        # A row may have several problems, some of one kind (two bad letters): every one is kept, joined per reason.
+        by_reason: dict[tuple[str, int, str], list[str]] = {}
+        for item, rejected in bad:
+            for code, detail in rejected.value:
+                by_reason.setdefault((item.payload.path, item.payload.number, code), []).append(detail)
         result = quality_control([r for _, _, r in responses], qc, current_images)
         kept = {r.response_id for r in result.kept}
         with step.batch() as log:
             for table in ("poem_survey_response", "poem_survey_bad_row", "poem_survey_exclusion", "poem_survey_file"):
                 log.con.execute(f"DELETE FROM {table}")
             log.con.execute("DELETE FROM rejection WHERE stage = ?", [SURVEY_STAGE])
-            file_entities = {p: entity_id("survey_export", s) for p, s in {(p, s) for p, s, *_ in [*responses, *bad]}}
+            read_files = {(p, s) for p, s, _ in responses} | {(i.payload.path, i.payload.sha) for i, _ in bad}
+            file_entities = {p: entity_id("survey_export", s) for p, s in read_files}
             log.entities(Entity(e, "survey_export", e.split(":", 1)[1], {"path": p}) for p, e in file_entities.items())
             log.used(file_entities.values(), "survey_export")
             rows = []
@@ -176,24 +214,65 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             log.rejected(SURVEY_STAGE, [(e.subject, e.reason_code, e.detail) for e in result.exclusions if e.level == "response"])
             insert_rows(log.con, "poem_survey_bad_row", [
                 {"survey_file": p, "row_number": row, "reason_code": code, "detail": "; ".join(details),
-                 "activity_id": log.activity_id} for (p, _, row, code), details in by_reason.items()])
-            bad_ids = {key: entity_id("survey_row", sha256_hex(f"{key[1]}#{key[2]}".encode())) for key in by_row}
-            log.entities(Entity(e, "survey_row", attributes={"file": p, "row": row}) for (p, _, row), e in bad_ids.items())
-            log.rejected(SURVEY_STAGE, [(bad_ids[key], found[0][0], f"{Path(key[0]).name} row {key[2]}: "
-                                         + "; ".join(f"{detail} [{code}]" for code, detail in found))
-                                        for key, found in by_row.items()])
-            counts = {}
-            for p, s, *_ in responses:
-                counts[(p, s)] = counts.get((p, s), 0) + 1
+                 "activity_id": log.activity_id} for (p, row, code), details in by_reason.items()])
+            log.entities(Entity(i.key, "survey_row", attributes={"file": i.payload.path, "row": i.payload.number}) for i, _ in bad)
+            log.rejected(SURVEY_STAGE, [(i.key, rejected.reason_code, rejected.detail) for i, rejected in bad])
+            n_rows, n_bad = defaultdict(int), defaultdict(int)
+            for path, _, _ in responses:
+                n_rows[path] += 1
+            for i, _ in bad:
+                n_bad[i.payload.path] += 1
             insert_rows(log.con, "poem_survey_file", [
-                {"path": str(p), "sha256": s, "n_rows": counts.get((str(p), s), 0),
-                 "n_bad_rows": sum(1 for key in by_row if key[0] == str(p)), "activity_id": log.activity_id} for p, s in files])
+                {"path": str(p), "sha256": s, "n_rows": n_rows[str(p)], "n_bad_rows": n_bad[str(p)],
+                 "activity_id": log.activity_id} for p, s in files])
+            _forget_gone_rows(log, [i.key for i in pending])
             step.remember_inputs(log, inputs)
-        step.counts.update({"responses": len(responses), "kept": len(kept), "bad_rows": len(by_row)})
+        step.counts.update({"kept": len(kept), "bad_rows": len(bad)})
         for e in result.exclusions:
             step.counts[f"excluded_{e.level}:{e.reason_code}"] += 1
         _note_bad_rows(step, wh)
     return MaterializeResult(metadata=step.summary())
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One row of an export as an item: where it is, what was read (None when the export has no readable row) and
+    the problems found while reading it (``(reason, message)``)."""
+
+    path: str
+    sha: str
+    number: int
+    line: SurveyRow | None
+    has_group: bool
+    has_image: bool
+    found: tuple[tuple[str, str], ...] = ()
+
+
+def _row_items(export: Item[Path], sheet: SurveySheet | None, problems: list[RowProblem]) -> list[Item[_Row]]:
+    """One item per spreadsheet row that was read or has a problem, in row order; a row's key is tied to the
+    export's content, its digest to what the row check reads."""
+    found: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for row, code, detail in problems:
+        found[row].append((code, detail))
+    lines = {line.row: line for line in sheet.rows} if sheet else {}
+    items = []
+    for number in sorted({*lines, *found}):
+        line = lines.get(number)
+        row = _Row(export.locator, export.digest, number, line, bool(sheet and sheet.has_group), bool(sheet and sheet.has_image),
+                   tuple(found.get(number, ())))
+        items.append(Item(entity_id("survey_row", sha256_hex(f"{export.digest}#{number}".encode())), f"{export.locator}#row={number}",
+                          digest_of([line.cells if line else None, line.earlier_row if line else None, row.found]), row))
+    return items
+
+
+def _forget_gone_rows(log, keys: list[str]) -> None:
+    """A row quarantined in an export version that is no longer read has no input any more: its quarantine and
+    internal_error go (a changed export's rows are new items, tried afresh)."""
+    with registered(log.con, "_aesforge_survey_rows", pd.DataFrame({"item_key": keys}, dtype=str)):
+        log.con.execute("DELETE FROM item_quarantine WHERE stage = ? AND item_key NOT IN"
+                        " (SELECT item_key FROM _aesforge_survey_rows)", [SURVEY_ROW_STAGE])
+        log.con.execute("DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN"
+                        " (SELECT item_key FROM _aesforge_survey_rows)", [SURVEY_ROW_STAGE])
 
 
 def _note_bad_rows(step: Step, wh) -> None:

@@ -71,6 +71,7 @@ class Warehouse:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout_s)
         self._migrated = False
+        self._checked = False
 
     def check(self) -> None:
         """Raise ``WarehouseDamaged`` (one line: the file, the problem, how to restore) unless the file is sound
@@ -83,7 +84,9 @@ class Warehouse:
             )
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
-        self.check()
+        if not self._checked:  # once per handle: after its first open this handle's own commits keep the file sound,
+            self.check()       # and the deep check (DuckDB's block lists) costs seconds on a large warehouse
+            self._checked = True
         try:
             return duckdb.connect(str(self.path))
         except duckdb.IOException as exc:

@@ -7,8 +7,9 @@ answered too fast, annotators who gave the same answers to everything, annotator
 rarely right, and responses whose holistic answer contradicts their own dimension answers.
 
 Unlike review sheets, a survey export is not read all-or-nothing: thousands of independent people filled it in,
-so one bad row says nothing about the others. ``parse_survey`` returns the good rows and every bad row with a
-reason code; the caller stores both and fails the run naming the bad rows (``SurveyParse.raise_for_problems``).
+so one bad row says nothing about the others. ``survey_row`` checks one row on its own (its response, or every
+reason it is bad), so a caller can take each row as its own item; ``parse_survey`` runs it over a whole export and
+returns the good rows and every bad row with a reason code.
 Rows are numbered as a spreadsheet shows them (the header is row 1).
 """
 
@@ -118,68 +119,107 @@ class SurveyParse:
                              for row, reason, message in self.problems]}
 
 
-def parse_survey(stream: TextIO, sheet: str, answer_key: Mapping[str, str]) -> SurveyParse:
-    """Read a survey export (one row per annotator x item; see SURVEY_COLUMNS, optional ``annotator_group``).
+@dataclass(frozen=True)
+class SurveyRow:
+    """One non-blank row of an export as read, before its meaning is checked. ``earlier_row`` is the row that
+    already gave the same (annotator, item), found while reading so the per-row check stays pure."""
 
-    ``answer_key`` maps each item id of the survey to the letter of its true poem among the phase-1 options.
-    A missing column raises SurveyError at once (no row can be read without it); row problems are collected:
-    the row is left out of ``responses`` and listed in ``problems`` with every reason it has. A second row for
-    the same (annotator, item) is a problem naming the first row, whichever of the two is otherwise fine: the
-    export does not say which one the annotator meant.
+    row: int
+    cells: dict[str, str]
+    earlier_row: int | None = None
+
+
+@dataclass(frozen=True)
+class SurveySheet:
+    """An export's rows; ``problems`` are the rows the reader left out (more cells than the header)."""
+
+    rows: list[SurveyRow]
+    has_group: bool
+    has_image: bool
+    problems: list[RowProblem]
+    blank: int = 0
+
+
+def read_survey_rows(stream: TextIO, sheet: str) -> SurveySheet:
+    """The rows of a survey export (see SURVEY_COLUMNS, optional ``annotator_group`` and ``image_sha256``).
+
+    A missing column raises SurveyError at once (no row can be read without it). A second row for the same
+    (annotator, item) carries the first one's number, whichever of the two is otherwise fine: the export does
+    not say which one the annotator meant.
     """
-    key = {item: letter.strip().upper() for item, letter in answer_key.items()}
     reader = sheets.SheetReader(stream, sheet, SURVEY_COLUMNS, SurveyError, needs="a survey export")
-    has_group = GROUP_COLUMN in reader.header
-    has_image = IMAGE_COLUMN in reader.header
+    rows = []
+    for row, cells in reader:
+        annotator, item = cells["annotator_id"], cells["item_id"]
+        rows.append(SurveyRow(row, cells, reader.earlier_row((annotator, item), row) if annotator and item else None))
+    # SheetReader's own findings (rows wider than the header) carry no code; they are the one kind it reports.
+    return SurveySheet(rows, GROUP_COLUMN in reader.header, IMAGE_COLUMN in reader.header,
+                       [(row or 1, EXTRA_CELLS, text) for row, text in reader.problems], reader.blank)
+
+
+def survey_row(row: int, cells: Mapping[str, str], answer_key: Mapping[str, str], has_group: bool, has_image: bool,
+               earlier_row: int | None) -> SurveyResponse | list[tuple[str, str]]:
+    """Check one row's meaning: its response, or every ``(reason, message)`` it has, in column order.
+
+    ``answer_key`` maps each item id of the survey to the letter of its true poem among the phase-1 options
+    (either case); ``earlier_row`` is the row that already answered the same (annotator, item), if any.
+    """
+    found: list[tuple[str, str]] = []
+    annotator, item = cells["annotator_id"], cells["item_id"]
+    for column in ("annotator_id", "item_id"):
+        if not cells[column]:
+            found.append((MISSING_VALUE, f"{column} is empty"))
+    if item and item not in answer_key:
+        found.append((UNKNOWN_ITEM, f"item_id {item!r} is not an item of this survey"))
+    phase1 = cells["phase1_choice"].upper()
+    if not phase1:
+        found.append((MISSING_VALUE, "phase1_choice is empty"))
+    elif phase1 not in PHASE1_LETTERS:
+        found.append((INVALID_PHASE1, f"phase1_choice {cells['phase1_choice']!r} is not one of {', '.join(PHASE1_LETTERS)}"))
+    answers: dict[str, str] = {}
+    for dim_key in DIMENSION_KEYS:
+        letter = cells[dim_key].lower()
+        if not letter:
+            found.append((MISSING_VALUE, f"{dim_key} is empty"))
+            continue
+        try:
+            dimension(dim_key).option(letter)
+        except RubricError:
+            allowed = ", ".join(o.letter for o in dimension(dim_key).options)
+            found.append((INVALID_OPTION, f"{dim_key} {cells[dim_key]!r} is not an option (allowed: {allowed})"))
+            continue
+        answers[dim_key] = letter
+    seconds = _seconds(cells["seconds"], found)
+    group = cells[GROUP_COLUMN].lower() if has_group else ""
+    if group and group not in GROUPS:
+        found.append((INVALID_GROUP, f"{GROUP_COLUMN} {cells[GROUP_COLUMN]!r} is not one of {', '.join(GROUPS)}"))
+    image = cells[IMAGE_COLUMN].lower() if has_image else ""
+    if image and not _SHA256.fullmatch(image):
+        found.append((INVALID_IMAGE, f"{IMAGE_COLUMN} {cells[IMAGE_COLUMN][:20]!r} is not a sha256 in hex"))
+    if earlier_row is not None:
+        found.append((DUPLICATE_RESPONSE, f"annotator {annotator!r} already answered item {item!r} on row {earlier_row}"))
+    if found:
+        return found
+    assert seconds is not None
+    correct = phase1 == answer_key[item].strip().upper()
+    return SurveyResponse(row, annotator, item, phase1, correct, answers, seconds, group or None, image or None)
+
+
+def parse_survey(stream: TextIO, sheet: str, answer_key: Mapping[str, str]) -> SurveyParse:
+    """Read and check a whole survey export (``read_survey_rows``, then ``survey_row`` on each row): a bad row
+    is left out of ``responses`` and listed in ``problems`` with every reason it has."""
+    read = read_survey_rows(stream, sheet)
     responses: list[SurveyResponse] = []
     problems: list[RowProblem] = []
-    for row, cells in reader:
-        found: list[tuple[str, str]] = []
-        annotator, item = cells["annotator_id"], cells["item_id"]
-        for column in ("annotator_id", "item_id"):
-            if not cells[column]:
-                found.append((MISSING_VALUE, f"{column} is empty"))
-        if item and item not in key:
-            found.append((UNKNOWN_ITEM, f"item_id {item!r} is not an item of this survey"))
-        phase1 = cells["phase1_choice"].upper()
-        if not phase1:
-            found.append((MISSING_VALUE, "phase1_choice is empty"))
-        elif phase1 not in PHASE1_LETTERS:
-            found.append((INVALID_PHASE1, f"phase1_choice {cells['phase1_choice']!r} is not one of {', '.join(PHASE1_LETTERS)}"))
-        answers: dict[str, str] = {}
-        for dim_key in DIMENSION_KEYS:
-            letter = cells[dim_key].lower()
-            if not letter:
-                found.append((MISSING_VALUE, f"{dim_key} is empty"))
-                continue
-            try:
-                dimension(dim_key).option(letter)
-            except RubricError:
-                allowed = ", ".join(o.letter for o in dimension(dim_key).options)
-                found.append((INVALID_OPTION, f"{dim_key} {cells[dim_key]!r} is not an option (allowed: {allowed})"))
-                continue
-            answers[dim_key] = letter
-        seconds = _seconds(cells["seconds"], found)
-        group = cells[GROUP_COLUMN].lower() if has_group else ""
-        if group and group not in GROUPS:
-            found.append((INVALID_GROUP, f"{GROUP_COLUMN} {cells[GROUP_COLUMN]!r} is not one of {', '.join(GROUPS)}"))
-        image = cells[IMAGE_COLUMN].lower() if has_image else ""
-        if image and not _SHA256.fullmatch(image):
-            found.append((INVALID_IMAGE, f"{IMAGE_COLUMN} {cells[IMAGE_COLUMN][:20]!r} is not a sha256 in hex"))
-        if annotator and item:
-            earlier = reader.earlier_row((annotator, item), row)
-            if earlier is not None:
-                found.append((DUPLICATE_RESPONSE, f"annotator {annotator!r} already answered item {item!r} on row {earlier}"))
-        if found:
-            problems.extend((row, reason, message) for reason, message in found)
-            continue
-        assert seconds is not None
-        responses.append(SurveyResponse(row, annotator, item, phase1, phase1 == key[item], answers, seconds, group or None,
-                                        image or None))
-    # SheetReader's own findings (rows wider than the header) carry no code; they are the one kind it reports.
-    problems.extend((row or 1, EXTRA_CELLS, text) for row, text in reader.problems)
+    for line in read.rows:
+        checked = survey_row(line.row, line.cells, answer_key, read.has_group, read.has_image, line.earlier_row)
+        if isinstance(checked, SurveyResponse):
+            responses.append(checked)
+        else:
+            problems.extend((line.row, reason, message) for reason, message in checked)
+    problems.extend(read.problems)
     problems.sort(key=lambda p: p[0])  # stable: a row's problems stay in column order
-    return SurveyParse(responses, problems, sheet, reader.blank)
+    return SurveyParse(responses, problems, sheet, read.blank)
 
 
 def _seconds(cell: str, found: list[tuple[str, str]]) -> float | None:

@@ -142,3 +142,12 @@ def test_locate_rewrites_prefixes_to_mirrors_and_folders(tmp_path):
     assert locate("https://i.redd.it/x.jpg", "p1", 0, rewrite=first_wins) == "http://127.0.0.1:9/a/x.jpg"
     (tmp_path / "p1.jpg").write_bytes(b"x")
     assert locate("https://i.redd.it/abc.jpg", "p1", 0, tmp_path, rewrite=rewrite) == os.path.join(tmp_path, "p1.jpg")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"url": "http://[not-closed/x.jpg"}, {"is_gallery": True, "gallery_data": {"items": 5}}],
+)
+def test_a_link_that_is_no_url_or_a_gallery_without_an_item_list_is_no_image(fields):
+    resolution = resolve_images(post_with(**fields))
+    assert resolution.candidates == () and resolution.problem[0] == "no_image"

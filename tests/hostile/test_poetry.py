@@ -1,6 +1,7 @@
 """Hostile poem corpora and survey exports through the real poem-benchmark assets: one outcome per case, every
 good record around a bad one kept, a second run that does no work and adds no rows; an exception injected into
-the per-record function is that record's ``internal_error``; random records never raise out of the parsers."""
+the per-record (or per-survey-row) function is that record's ``internal_error``; random records never raise out
+of the parsers."""
 
 import hashlib
 import json
@@ -10,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assets.poetry_corpus as poetry_corpus
+import assets.poetry_survey as poetry_survey
 from assets.lib.poem_survey import parse_survey
 from assets.lib.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, read_poems
 from assets.lib.sheets import read_sheet_file
@@ -121,6 +123,61 @@ def test_an_exception_on_one_poem_is_its_internal_error_quarantined_until_the_re
     _ok(_run(config, ["poem_corpus"]))
     assert sorted(wh.query("SELECT poem_id FROM poem")["poem_id"]) == ["p-1", "p-2", "p-3", "p-4"]
     assert wh.scalar("SELECT count(*) FROM rejection WHERE stage = 'poem_corpus'") == 0
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
+
+
+def test_an_exception_checking_one_survey_row_is_its_internal_error_and_the_other_rows_count(tmp_path, monkeypatch):
+    real = poetry_survey.survey_row
+    checked: list[int] = []
+
+    def exploding(row, cells, answer_key, has_group, has_image, earlier_row):
+        checked.append(row)
+        if cells["annotator_id"] == "a06":
+            raise ZeroDivisionError("injected")
+        return real(row, cells, answer_key, has_group, has_image, earlier_row)
+
+    monkeypatch.setattr(poetry_survey, "survey_row", exploding)
+    corpus = write_corpus_cases(tmp_path / "corpus")
+    survey = write_survey_cases(tmp_path / "survey", [f"{poem_id}@stand-in-1" for poem_id in sorted(corpus.good_poems)[:3]])
+    export = survey.files[0]
+    [boom] = [case for case in survey.cases if case.name == "survey good 2"]
+    row = int(boom.locator.rsplit("=", 1)[1])
+    poetry = {"corpus": [str(p) for p in corpus.files], "stand_in_folder": str(corpus.paintings),
+              "stand_in_models": STAND_IN_MODELS, "surveys": [str(export)]}
+    config = _write_config(tmp_path / "run", poetry)
+    first = _run(config, ASSETS)
+    _ok(first)
+    wh = Warehouse(tmp_path / "run" / "warehouse.duckdb")
+    [(code, detail)] = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = 'poem_survey_row'").itertuples(index=False)
+    assert code == "internal_error"
+    assert f"{export}#row={row}" in detail and "ZeroDivisionError: injected" in detail and "exploding" in detail
+    assert wh.scalar("SELECT locator FROM item_quarantine WHERE stage = 'poem_survey_row'") == f"{export}#row={row}"
+    # Every other row has its one outcome: the good one is a response, the bad ones keep their reasons.
+    others = [case for case in survey.cases if case.source == export and case is not boom]
+    assert {case.name: _survey_outcomes(wh, case) for case in others} == {case.name: [case.expected] for case in others}
+    assert _survey_outcomes(wh, boom) == []
+    summary = _metadata(first, "poem_survey_responses")
+    assert summary["responses"] == 1 and summary["rejected:internal_error"] == 1
+
+    # Unchanged inputs: nothing is read again and nothing is added.
+    before = _snapshot(wh)
+    checked.clear()
+    _ok(_run(config, ["poem_survey_responses"]))
+    assert checked == [] and _snapshot(wh) == before
+
+    # Other settings change (the step runs again over the same export): the quarantined row is skipped, not retried.
+    config = _write_config(tmp_path / "run", {**poetry, "qc": {"min_seconds": 10.0}})
+    second = _run(config, ["poem_survey_responses"])
+    _ok(second)
+    assert row not in checked and checked and _metadata(second, "poem_survey_responses")["quarantined"] == 1
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE reason_code = 'internal_error'") == 1
+
+    # The export changes: its rows are new items, the row is checked again, and the old internal_error goes.
+    monkeypatch.setattr(poetry_survey, "survey_row", real)
+    export.write_bytes(export.read_bytes() + b"\r\n")
+    _ok(_run(config, ["poem_survey_responses"]))
+    assert _survey_outcomes(wh, boom) == [KEPT]
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE reason_code = 'internal_error'") == 0
     assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
 
 

@@ -1,2 +1,0 @@
--- reserved: the helper assigned this number replaces this file (keep the number, rename freely)
-SELECT 1;
