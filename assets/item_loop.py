@@ -41,7 +41,7 @@ from dagster import Failure
 
 from assets.lib.iteration import batched
 from assets.step import Step
-from warehouse.db import WarehouseUnavailable, insert_rows, registered
+from warehouse.db import Warehouse, WarehouseUnavailable, insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
 P = TypeVar("P")
@@ -338,3 +338,16 @@ def run_items(
     loop = ItemLoop(step, stage, process, write, **options)
     loop.run(items)
     return loop
+
+
+RETRY_REQUESTED = "retry requested"
+
+
+def request_retry(wh: Warehouse, stage: str | None = None) -> int:
+    """Let the next runs try quarantined items again (all, or one stage's), as a changed input would: their
+    quarantine rows stay until they get an outcome, so a success still withdraws their ``internal_error``."""
+    where, params = ("WHERE stage = ?", [stage]) if stage else ("", [])
+    with wh.transaction() as con:
+        (n,) = con.execute(f"SELECT count(*) FROM item_quarantine {where}", params).fetchone()
+        con.execute(f"UPDATE item_quarantine SET code_version = ? {where}", [RETRY_REQUESTED, *params])
+    return n

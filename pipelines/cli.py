@@ -4,7 +4,7 @@
     aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
     aesforge sql [--config FILE] "SELECT ..."
     aesforge provenance [--config FILE] ITEM_ID
-    aesforge retry --reason gave_up [--config FILE]
+    aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
     aesforge demo
 """
 
@@ -215,24 +215,31 @@ def run_sql(config_file: str | None, sql: str) -> int:
     return 0
 
 
-RETRY_REASONS = ("gave_up",)
-"""Rejections a user may reset: ``gave_up`` (fetch: transient failures in fetch.max_attempt_runs runs)."""
+RETRY_REASONS = ("gave_up", "internal_error")
+"""Rejections a user may reset: ``gave_up`` (fetch: transient failures in fetch.max_attempt_runs runs) and
+``internal_error`` (items the item loop quarantined after an unexpected exception)."""
 
 
-def retry_rejected(config_file: str | None, reason: str) -> int:
-    """Make the records rejected for ``reason`` pending again, so the next run tries them afresh."""
+def retry_rejected(config_file: str | None, reason: str, stage: str | None = None) -> int:
+    """Make the items rejected for ``reason`` pending again, so the next run tries them afresh."""
     if reason not in RETRY_REASONS:
         print(f"aesforge retry: unknown reason {reason!r}; it resets: {', '.join(RETRY_REASONS)}", file=sys.stderr)
         return 2
+    if stage and reason != "internal_error":
+        print("aesforge retry: --stage goes with --reason internal_error (gave_up is the fetch stage's)", file=sys.stderr)
+        return 2
     from assets.collection import retry_gave_up
+    from assets.item_loop import request_retry
 
     _, config = _use_config(config_file)
     path = Path(config["warehouse"]["path"])
     if not path.is_file():
         print(f"aesforge retry: no warehouse at {path}; nothing to retry", file=sys.stderr)
         return 2
-    n = retry_gave_up(Warehouse(path, config["warehouse"].get("lock_timeout_s", 900.0)))
-    print(f"aesforge retry: {n} record(s) rejected as {reason} are pending again; the next run fetches them")
+    wh = Warehouse(path, config["warehouse"].get("lock_timeout_s", 900.0))
+    n = retry_gave_up(wh) if reason == "gave_up" else request_retry(wh, stage)
+    print(f"aesforge retry: {n} item(s) rejected as {reason}{f' in stage {stage}' if stage else ''} are pending again;"
+          " the next run tries them")
     return 0
 
 
@@ -296,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     provenance.add_argument("item_id", help="an entity id, e.g. a pool_item_id from the pool_images view")
     retry = commands.add_parser("retry", help="make records rejected for a reason pending again (gave_up)")
     retry.add_argument("--config")
-    retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up")
+    retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up or internal_error")
+    retry.add_argument("--stage", help="with internal_error: only this stage's quarantined items (rejection.stage)")
     commands.add_parser("demo", help="generate the sample and run the whole pool on it")
     args = parser.parse_args(argv)
     try:
@@ -307,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "sql":
             return run_sql(args.config, args.query)
         if args.command == "retry":
-            return retry_rejected(args.config, args.reason)
+            return retry_rejected(args.config, args.reason, args.stage)
         if args.command == "provenance":
             return run_sql(
                 args.config,

@@ -4,7 +4,7 @@ import errno
 
 import pytest
 
-from assets.item_loop import Item, Kept, Rejected, StepError, StopItems, run_items
+from assets.item_loop import Item, Kept, Rejected, StepError, StopItems, request_retry, run_items
 from assets.step import Step
 from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import start_activity
@@ -172,3 +172,31 @@ def test_finish_runs_per_batch_and_isolates_the_item_it_fails_on(wh):
     assert stored == [("x1", "X1!"), ("x3", "X3!")]
     assert step.counts == {"embedded": 2, "rejected:internal_error": 1, "rejected:too_small": 1}
     assert "while finishing input.csv#line=3" in _rejections(wh)["thing:x2"][1]
+
+
+def test_a_retry_request_lets_the_next_run_try_quarantined_items_again(wh):
+    calls = []
+
+    def flaky(item):
+        calls.append(item.payload)
+        if len(calls) == 1:
+            raise ConnectionResetError("a dependency hiccup")
+        return Kept(item.payload, count="decoded")
+
+    run_items(_step(wh, "r1"), "decode", _items(["a"]), flaky, _writer([]))
+    run_items(_step(wh, "r2"), "decode", _items(["a"]), flaky, _writer([]))
+    assert calls == ["a"]  # quarantined: not tried again
+    assert request_retry(wh, "other_stage") == 0 and request_retry(wh, "decode") == 1
+    step = _step(wh, "r3")
+    run_items(step, "decode", _items(["a"]), flaky, _writer([]))
+    assert calls == ["a", "a"] and step.counts == {"decoded": 1}
+    assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0 and "thing:a" not in _rejections(wh)
+
+
+def test_the_retry_command_refuses_unknown_reasons_in_one_line(capsys):
+    from pipelines.cli import main
+
+    assert main(["retry", "--reason", "too_small"]) == 2
+    assert main(["retry", "--reason", "gave_up", "--stage", "decode"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2 and "unknown reason 'too_small'" in lines[0] and "--stage goes with" in lines[1]

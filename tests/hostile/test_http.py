@@ -159,7 +159,7 @@ def test_a_further_run_sends_no_request_and_adds_no_row(runs):
 
 def test_retry_gave_up_makes_them_pending_again(runs):
     assert runs["retry_code"] == 0
-    assert f"{len(TRANSIENT)} record(s) rejected as gave_up are pending again" in runs["retry_printed"]
+    assert f"{len(TRANSIENT)} item(s) rejected as gave_up are pending again" in runs["retry_printed"]
     pending = runs["after_retry"]
     assert all(case.name not in pending for case in TRANSIENT)  # no outcome: pending
     before, after = runs["hits"][MAX_ATTEMPT_RUNS], runs["hits"][-1]

@@ -9,7 +9,7 @@ import pytest
 from tests.pipelines.conftest import archive, expected  # noqa: F401 - the fixture archive and its truth
 from tests.pipelines.pool_harness import write_config
 from tests.pipelines.test_photocritique import _photocritique_section, _run, _snapshot, outcome
-from tests.support.hostile.reddit import COMMENT, POST, SOURCE, write_reddit_cases
+from tests.support.hostile.reddit import POST, SOURCE, write_reddit_cases
 from warehouse.db import Warehouse
 
 
