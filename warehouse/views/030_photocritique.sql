@@ -14,7 +14,7 @@ WITH post_steps(step, reason) AS (
 ), post_counts AS (
     SELECT coalesce(reason_code, 'kept') AS reason, count(*) AS n FROM photocritique_post_decision GROUP BY ALL
     UNION ALL
-    SELECT 'malformed_id', count(*) FROM reddit_source_problem WHERE scope = 'candidates'
+    SELECT reason_code, count(*) FROM reddit_source_problem WHERE scope = 'candidates' GROUP BY ALL  -- id-list lines
 ), comment_counts AS (
     SELECT coalesce(reason_code, 'reference') AS reason, count(*) AS n FROM photocritique_comment_decision GROUP BY ALL
 ), flow AS (
