@@ -13,7 +13,6 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from assets.critique_canvas import CritiqueAuditSettings, CritiqueSettings, critique_pairs
 from assets.exports import ExportFile, write_file
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.lib.critique_audit import (
     ACCEPTANCE_RULES,
     ALL_SCOPE,
@@ -27,7 +26,7 @@ from assets.lib.critique_audit import (
     parse_review_sheet,
 )
 from assets.lib.sheets import read_sheet_file
-from assets.returned_sheets import sheets_to_read
+from assets.returned_sheets import ingest_sheets
 from assets.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
@@ -192,28 +191,18 @@ def _ingest_sheets(step: Step, returned: Path) -> list[str]:
                  log.con.execute("SELECT path, sha256, status, detail FROM critique_audit_sheet").fetchall()}
         owners = {(r, p, who): path for r, p, who, path in
                   log.con.execute("SELECT audit_round, pair_id, reviewer, sheet_path FROM critique_audit_review").fetchall()}
-    to_read, problems = sheets_to_read(returned, known)
 
-    def read(item: Item[Path]) -> Outcome:
-        try:
-            reviews, blank = _read_sheet(item.payload, sampled, owners)
-        except SheetError as error:
-            return Rejected(error.reason_code, str(error), value=error)
-        for key in [k for k, owner in owners.items() if owner == str(item.payload)]:
+    def read(path: Path) -> tuple[list[Review], int]:
+        reviews, blank = _read_sheet(path, sampled, owners)
+        for key in [k for k, owner in owners.items() if owner == str(path)]:
             del owners[key]
-        owners.update({(r.audit_round, r.pair_id, r.reviewer): str(item.payload) for r in reviews})
-        return Kept((reviews, blank), count="sheets_ingested")
+        owners.update({(r.audit_round, r.pair_id, r.reviewer): str(path) for r in reviews})
+        return reviews, blank
 
-    def write(log: ActivityLog, done: list[Done[Path]]) -> None:
-        for one in done:
-            reviews, blank = one.outcome.value if one.kept else ([], 0)
-            _record_sheet(step, log, one.item.payload, one.item.digest, reviews, blank, None if one.kept else one.outcome.value)
-            if not one.kept:
-                problems.append(one.outcome.detail)
+    def record(log: ActivityLog, path: Path, sha: str, reviews: list[Review], blank: int, error: SheetError | None) -> None:
+        _record_sheet(step, log, path, sha, reviews, blank, error)
 
-    sheets = (Item(entity_id("audit_sheet", sha), str(path), sha, path) for path, sha in to_read)
-    run_items(step, AUDIT_STAGE, sheets, read, write, batch_size=1)
-    return problems
+    return ingest_sheets(step, AUDIT_STAGE, "audit_sheet", returned, known, read, record, "sheets_ingested", role="review_sheet")
 
 
 def _read_sheet(path: Path, sampled: dict[str, set[str]], owners: dict[tuple[str, str, str], str]) -> tuple[list[Review], int]:
@@ -230,11 +219,9 @@ def _read_sheet(path: Path, sampled: dict[str, set[str]], owners: dict[tuple[str
 
 def _record_sheet(step: Step, log: ActivityLog, path: Path, sha: str, reviews: list[Review], blank: int,
                   error: SheetError | None) -> None:
-    """The sheet as an entity, its reviews (replacing those of its earlier content) and its status; the item loop
-    adds the rejection row of a rejected sheet."""
+    """The sheet's reviews (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
+    sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("audit_sheet", sha)
-    log.entities([Entity(sheet_entity, "audit_sheet", sha, {"path": str(path)})])
-    log.used([sheet_entity], "review_sheet")
     log.con.execute("DELETE FROM critique_audit_review WHERE sheet_path = ?", [str(path)])
     insert_rows(
         log.con,

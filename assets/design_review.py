@@ -19,7 +19,7 @@ from PIL import Image
 from assets.design_rendering import design_renders
 from assets.design_settings import DesignSettings
 from assets.exports import Contents, ExportFile, publish
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.item_loop import Done, Item, Kept, run_items
 from assets.lib.design_indicators import indicator, indicators_affected
 from assets.lib.design_judge import JudgeThresholds, judge_design
 from assets.lib.design_labelling import (
@@ -41,16 +41,16 @@ from assets.lib.design_review import (
     review_item,
 )
 from assets.lib.model_calls import ModelCaller
-from assets.lib.sheets import read_sheet_file
+from assets.lib.sheets import SheetError, read_sheet_file
 from assets.model_call_store import role_caller
-from assets.returned_sheets import sheets_to_read
+from assets.returned_sheets import ingest_sheets
 from assets.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of, entity_id
-from warehouse.lineage import ActivityLog, Entity
+from warehouse.lineage import ActivityLog
 
 REVIEW_STAGE = "design_review"
 LABEL_STAGE = "design_label"
@@ -169,36 +169,22 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
         }
         known = {path: (sha, status, detail) for path, sha, status, detail in
                  log.con.execute("SELECT path, sha256, status, detail FROM design_review_sheet").fetchall()}
-    to_read, problems = sheets_to_read(returned, known)
 
-    def read(item: Item[Path]) -> Kept | Rejected:
+    def read(path: Path) -> tuple[list[Vote], int]:
         """One sheet, whole or not at all."""
-        try:
-            votes, blank = read_sheet_file(item.payload, lambda stream, name: parse_review_votes(stream, name, known_items),
-                                           ReviewSheetError)
-        except ReviewSheetError as error:
-            return Rejected(error.reason_code, str(error), value=error)
-        return Kept((votes, blank), count="sheets_ingested")
+        return read_sheet_file(path, lambda stream, name: parse_review_votes(stream, name, known_items), ReviewSheetError)
 
-    def write(log: ActivityLog, done: list[Done[Path]]) -> None:
-        for one in done:
-            votes, blank = one.outcome.value if one.kept else ([], 0)
-            _record_sheet(log, one.item.payload, one.item.digest, votes, blank, None if one.kept else one.outcome.value)
-            step.counts["votes_ingested"] += len(votes)
-            if not one.kept:
-                problems.append(one.outcome.detail)
+    def record(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
+        _record_sheet(log, path, sha, votes, blank, error)
+        step.counts["votes_ingested"] += len(votes)
 
-    sheets = (Item(entity_id("review_sheet", sha), str(path), sha, path) for path, sha in to_read)
-    run_items(step, REVIEW_STAGE, sheets, read, write, batch_size=1)
-    return problems
+    return ingest_sheets(step, REVIEW_STAGE, "review_sheet", returned, known, read, record, "sheets_ingested")
 
 
-def _record_sheet(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: ReviewSheetError | None) -> None:
-    """The sheet as an entity, its votes (replacing those of its earlier content) and its status; the item loop
-    adds the rejection row of a rejected sheet."""
+def _record_sheet(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
+    """The sheet's votes (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
+    sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("review_sheet", sha)
-    log.entities([Entity(sheet_entity, "review_sheet", sha, {"path": str(path)})])
-    log.used([sheet_entity], "review_sheet")
     log.con.execute("DELETE FROM design_review_vote WHERE sheet_path = ?", [str(path)])
     insert_rows(log.con, "design_review_vote", [
         {"item_id": v.item_id, "annotator": v.annotator, "review_round": v.review_round, "flawed": v.flawed,

@@ -35,12 +35,14 @@ def sheets_to_read(returned: Path, known: Mapping[str, tuple[str, str, str | Non
 
 
 def ingest_sheets(step: Step, stage: str, kind: str, returned: Path, known: Mapping[str, tuple[str, str, str | None]],
-                  read: Callable[[Path], tuple[list[Any], int]], record: SheetRecorder, count: str) -> list[str]:
+                  read: Callable[[Path], tuple[list[Any], int]], record: SheetRecorder, count: str,
+                  role: str | None = None) -> list[str]:
     """Read every new or changed sheet in ``returned`` as one item of the loop (a batch of one, so each sheet is
     committed before the next is read), whole or not at all; returns the problems of every bad sheet present.
 
     ``read(path)`` gives (rows, blank rows) or raises a ``SheetError``, which rejects the sheet with its reason.
-    Each sheet is recorded as an entity of ``kind`` (named by its content) used by the step; then
+    Each sheet is recorded as an entity of ``kind`` (named by its content) used by the step (in ``role``, by
+    default ``kind``); then
     ``record(log, path, sha256, rows, blank, error)`` stores its rows (replacing those of its earlier content) and
     status in the stage's tables, and the loop adds the rejection row of a rejected one. Kept sheets are counted
     under ``count``; a sheet whose reading raises anything else is its ``internal_error`` and does not fail the
@@ -59,7 +61,7 @@ def ingest_sheets(step: Step, stage: str, kind: str, returned: Path, known: Mapp
         for one in done:
             rows, blank = one.outcome.value if one.kept else ([], 0)
             log.entities([Entity(one.item.key, kind, one.item.digest, {"path": one.item.locator})])
-            log.used([one.item.key], kind)
+            log.used([one.item.key], role or kind)
             record(log, one.item.payload, one.item.digest, rows, blank, None if one.kept else one.outcome.value)
             if not one.kept:
                 problems.append(one.outcome.detail)
