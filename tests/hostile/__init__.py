@@ -1,1 +1,0 @@
-"""Tests that run the real assets on generated hostile inputs."""
