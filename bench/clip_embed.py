@@ -24,7 +24,7 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project, when it is not pip-installed
 
-from assets.lib.clip_embedding import ClipUnavailable, load_embedder  # noqa: E402
+from resources.clip_embedding import ClipUnavailable, load_embedder  # noqa: E402
 
 
 def synthetic_images(count: int, seed: int) -> list[Image.Image]:

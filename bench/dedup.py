@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from assets.lib.perceptual import PerceptualMatcher, signature_from_path
+from assets.image_pool.logic.perceptual import PerceptualMatcher, signature_from_path
 from sample import synth
 
 TRANSFORMATIONS = ("resized", "recompressed", "cropped", "brightness_shifted", "flipped", "rotated", "overlaid")

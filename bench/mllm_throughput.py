@@ -22,9 +22,9 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assets.lib.critique_chain import COMPLETE, ROLES, RoleSettings, repair_request, run_chain  # noqa: E402
-from assets.lib.model_calls import CallBudget, ModelCaller, RateLimiter  # noqa: E402
-from assets.model_call_store import WarehouseCallStore  # noqa: E402
+from assets.critique_canvas.logic.chain import COMPLETE, ROLES, RoleSettings, repair_request, run_chain  # noqa: E402
+from assets.core.model_calls import CallBudget, ModelCaller, RateLimiter  # noqa: E402
+from assets.core.model_call_store import WarehouseCallStore  # noqa: E402
 from resources.model_providers import OpenAIProvider  # noqa: E402
 from tests.support.critique_model import remote_model  # noqa: E402
 from tests.support.model_servers import ModelApiServer  # noqa: E402

@@ -21,11 +21,11 @@ from PIL import Image, ImageFilter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assets.lib.poem_distractors import distractors  # noqa: E402
-from assets.lib.poem_rubric import DIMENSIONS  # noqa: E402
-from assets.lib.poem_stats import bootstrap_ranks, image_scores, within_one_agreement  # noqa: E402
-from assets.lib.poem_survey import SurveyResponse  # noqa: E402
-from assets.lib.poems import Poem  # noqa: E402
+from assets.poetry.logic.distractors import distractors  # noqa: E402
+from assets.poetry.logic.rubric import DIMENSIONS  # noqa: E402
+from assets.poetry.logic.stats import bootstrap_ranks, image_scores, within_one_agreement  # noqa: E402
+from assets.poetry.logic.survey_rows import SurveyResponse  # noqa: E402
+from assets.poetry.logic.poems import Poem  # noqa: E402
 from resources.ocr import RapidOcrEngine  # noqa: E402
 
 CJK = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]

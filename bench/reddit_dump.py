@@ -33,8 +33,8 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project, when it is not pip-installed
 
-from assets.lib.reddit_dumps import DEFAULT_CHUNK_BYTES, DumpSource  # noqa: E402
-from assets.lib.reddit_records import RawItem  # noqa: E402
+from assets.photocritique.logic.reddit_dumps import DEFAULT_CHUNK_BYTES, DumpSource  # noqa: E402
+from assets.photocritique.logic.reddit_records import RawItem  # noqa: E402
 
 MIB = 2**20
 MONTH_STARTS = (1704067200, 1706745600)  # 2024-01-01, 2024-02-01 UTC
@@ -265,8 +265,8 @@ def measure(files: list[str], targets: list[str], chunk_size: int) -> dict:
     result["problems"] = len(post_results) - len(posts) + len(comment_results) - len(comments)
     result["peak_rss_after_filter_mib"] = _peak_rss_mib()
 
-    records = _optional("assets.lib.reddit_records", "normalize_submission", "normalize_comment", "UsernameHasher")
-    selection = _optional("assets.lib.critique_filters", "select_references", "FilterParams")
+    records = _optional("assets.photocritique.logic.reddit_records", "normalize_submission", "normalize_comment", "UsernameHasher")
+    selection = _optional("assets.photocritique.logic.selection_rules", "select_references", "FilterParams")
     if records is None or selection is None:
         result["notes"] = ["normalization/selection skipped: normalize_submission/normalize_comment (reddit_records) or "
                            "select_references (critique_filters) not available yet"]

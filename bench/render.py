@@ -4,8 +4,8 @@
 
 Builds the sample designs (sample/design_fixture.py), makes ``--designs`` distinct designs from them (the
 sample's eight, each under a new id, so every one gets its own seeded perturbation), then times, in one
-process: perturbing each (Algorithm 1, assets/lib/design_perturb.py), rendering each base design and each
-perturbed design (assets/lib/design_render.py, PNG encoding included). Layers are decoded once and cached,
+process: perturbing each (Algorithm 1, assets/designs/logic/perturb.py), rendering each base design and each
+perturbed design (assets/designs/logic/render.py, PNG encoding included). Layers are decoded once and cached,
 as the design_renders asset does. A benchmark, not a test: figures go in bench/README.md.
 """
 
@@ -22,10 +22,10 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assets.lib.design_perturb import perturb_design  # noqa: E402
-from assets.lib.design_records import read_design_folder  # noqa: E402
-from assets.lib.design_render import render_design, to_png_bytes  # noqa: E402
-from assets.lib.fonts import default_resolver  # noqa: E402
+from assets.designs.logic.perturb import perturb_design  # noqa: E402
+from assets.designs.logic.crello_records import read_design_folder  # noqa: E402
+from assets.designs.logic.render import render_design, to_png_bytes  # noqa: E402
+from assets.designs.logic.fonts import default_resolver  # noqa: E402
 from sample.design_fixture import build_design_fixture  # noqa: E402
 
 

@@ -51,11 +51,12 @@ def _instance(warehouse_path: str):
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING") -> int:
     from dagster import AssetKey, execute_job, reconstructable
 
-    from assets.step import close_abandoned, run_process_tags
-    from pipelines.assets import ALL_ASSETS
+    from assets.core.step import close_abandoned, run_process_tags
+    from pipelines.definitions import pipeline_definitions
 
     path, config = _use_config(config_file)
-    known = {a.key.to_user_string() for a in ALL_ASSETS}
+    known = {key.to_user_string() for defs in pipeline_definitions().values()
+             for key in defs.resolve_asset_graph().get_all_asset_keys()}
     unknown = sorted(set(select or []) - known)
     if unknown:
         print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
@@ -228,8 +229,8 @@ def retry_rejected(config_file: str | None, reason: str, stage: str | None = Non
     if stage and reason != "internal_error":
         print("aesforge retry: --stage goes with --reason internal_error (gave_up is the fetch stage's)", file=sys.stderr)
         return 2
-    from assets.collection import retry_gave_up
-    from assets.item_loop import request_retry
+    from assets.image_pool.collection import retry_gave_up
+    from assets.core.item_loop import request_retry
 
     _, config = _use_config(config_file)
     path = Path(config["warehouse"]["path"])

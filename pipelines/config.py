@@ -14,15 +14,15 @@ from typing import Any
 
 from dagster_aws.s3 import S3Resource
 
-from assets.context_settings import ContextSettings
-from assets.counterfactual_edits import CounterfactualSettings
-from assets.critique_canvas import CritiqueSettings
-from assets.design_settings import DesignSettings
-from assets.lib.perceptual import PerceptualParams
-from assets.lib.sources import is_url
-from assets.poetry_settings import PoetrySettings
-from assets.reddit_settings import PhotocritiqueSettings
-from assets.settings import DedupConfig, PoolSettings
+from assets.context_canvas.settings import ContextSettings
+from assets.counterfactual.edits import CounterfactualSettings
+from assets.critique_canvas.critique_pairs import CritiqueSettings
+from assets.designs.settings import DesignSettings
+from assets.image_pool.logic.perceptual import PerceptualParams
+from assets.image_pool.logic.sources import is_url
+from assets.poetry.settings import PoetrySettings
+from assets.photocritique.settings import PhotocritiqueSettings
+from assets.image_pool.settings import DedupConfig, PoolSettings
 from pipelines.config_check import (
     ConfigError,
     Problem,

@@ -1,6 +1,6 @@
 """The Dagster resource that says which CLIP weights embed images and how to run them.
 
-The model code lives in ``assets.lib.clip_embedding`` and is imported only when an embedder is
+The model code lives in ``resources.clip_embedding`` and is imported only when an embedder is
 asked for, so the step processes that never embed do not pay for importing torch and open_clip.
 """
 
@@ -12,7 +12,7 @@ from dagster import ConfigurableResource
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from assets.lib.clip_embedding import ClipEmbedder
+    from resources.clip_embedding import ClipEmbedder
 
 
 class ClipEmbedderResource(ConfigurableResource):
@@ -39,8 +39,8 @@ class ClipEmbedderResource(ConfigurableResource):
     )
 
     def get_embedder(self) -> ClipEmbedder:
-        """Load (or reuse) the model; raises ``assets.lib.clip_embedding.ClipUnavailable`` with a reason."""
-        from assets.lib.clip_embedding import load_embedder
+        """Load (or reuse) the model; raises ``resources.clip_embedding.ClipUnavailable`` with a reason."""
+        from resources.clip_embedding import load_embedder
 
         return load_embedder(
             self.model_name,

@@ -8,10 +8,10 @@ image and those inputs, never on wording.
 It also answers the poem rubric judge (``poem_rubric_scores``: technical quality and style from the image's
 measurements, null where pixels cannot tell) and the ContextCanvas text-only probe (``context_text_only``: the
 word-overlap shortcut detector over the case's text). It also answers the two design-labelling schemas of
-``assets.lib.design_labelling`` (``design_label``, ``design_reasoning``, and their repairs, which carry the same
+``assets.designs.logic.labelling`` (``design_label``, ``design_reasoning``, and their repairs, which carry the same
 context): the design record and indicator come from
 ``request.context``, the render from ``request.image`` (a few-shot example sheet is cropped back to the design
-panel at its top-left), and the answer is the offline judge's (``assets.lib.design_judge.judge``) judgement in the
+panel at its top-left), and the answer is the offline judge's (``assets.designs.logic.judge.judge``) judgement in the
 requested shape. It refuses (``invalid_response``) rather than invent: an indicator the judge cannot measure from
 pixels gets no label, and a reasoning request whose given verdict differs from the measured one gets no path,
 since every step it could write would be a measurement pointing the other way (see ``_design_reasoning``).
@@ -29,13 +29,13 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from assets.lib import heuristic_critic
-from assets.lib.context_cases import CaseOption
-from assets.lib.context_shortcuts import text_only_guess
-from assets.lib.context_text_only import TEXT_ONLY_SCHEMA_NAME
-from assets.lib.critique_schema import DOMAINS
-from assets.lib.design_judge import JudgeError, Judgement, judge
-from assets.lib.design_labelling import (
+from assets.critique_canvas.logic import heuristic_critic
+from assets.context_canvas.logic.case_records import CaseOption
+from assets.context_canvas.logic.shortcuts import text_only_guess
+from assets.context_canvas.logic.text_only import TEXT_ONLY_SCHEMA_NAME
+from assets.critique_canvas.logic.answers import DOMAINS
+from assets.designs.logic.judge import JudgeError, Judgement, judge
+from assets.designs.logic.labelling import (
     LABEL_SCHEMA_NAME,
     REASONING_SCHEMA_NAME,
     VERDICTS,
@@ -44,9 +44,9 @@ from assets.lib.design_labelling import (
     label_from_judgement,
     reasoning_from_judgement,
 )
-from assets.lib.design_model import Design
-from assets.lib.image_measures import ImageMeasures, measure
-from assets.lib.poem_judge import JUDGE_SCHEMA_NAME, heuristic_judgement
+from assets.designs.logic.design_model import Design
+from assets.core.logic.image_measures import ImageMeasures, measure
+from assets.poetry.logic.rubric_judge import JUDGE_SCHEMA_NAME, heuristic_judgement
 from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest, ModelResponse
 from warehouse.ids import sha256_hex
 
@@ -137,7 +137,7 @@ class HeuristicProvider:
     # --- poem illustrations -------------------------------------------------------------------------------------
 
     def _poem_judgement(self, request: ModelRequest) -> dict[str, Any]:
-        """The rubric answer from measurements of the illustration (``assets.lib.poem_judge.heuristic_judgement``):
+        """The rubric answer from measurements of the illustration (``assets.poetry.logic.rubric_judge.heuristic_judgement``):
         technical quality and style where pixels say something, null ("cannot tell") for the rest."""
         if not request.image:
             raise _Refusal("the heuristic provider needs the image: the request carries none")
@@ -284,7 +284,7 @@ def _design_reasoning(judgement: Judgement, design: Design, context: Mapping[str
 
 
 def _text_only_answer(request: ModelRequest) -> dict[str, Any]:
-    """A case answered from its wording alone (``assets.lib.context_shortcuts.text_only_guess``): the shortcut
+    """A case answered from its wording alone (``assets.context_canvas.logic.shortcuts.text_only_guess``): the shortcut
     detector, computed from the scenario, question and options in ``request.context``."""
     context = request.context or {}
     options = context.get("options")

@@ -1,4 +1,4 @@
-"""Dagster resource that configures the image fetcher; the fetching logic lives in assets.lib.fetching."""
+"""Dagster resource that configures the image fetcher; the fetching logic lives in resources.fetching."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from assets.lib import fetching
-from assets.lib.fetching import HttpFetcher
+from resources import fetching
+from resources.fetching import HttpFetcher
 
 DEFAULT_MAX_ATTEMPT_RUNS = 3
 

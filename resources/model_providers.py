@@ -40,7 +40,7 @@ from dagster import Config, ConfigurableResource
 from PIL import Image
 from pydantic import Field
 
-from assets.lib.fetching import parse_retry_after, retry_delay_s
+from resources.fetching import parse_retry_after, retry_delay_s
 from warehouse.redaction import redact_text, redact_url
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Why OCR at all: the poem benchmark flags an illustration for fake or garbled characters only when they are
 machine-recognisable, so the flag is reproducible; and leaked poem text is found by reading the image, not by
-trusting the survey's yes/no vote. ``assets/lib/text_integrity.py`` turns the lines read here into a label.
+trusting the survey's yes/no vote. ``assets/poetry/logic/text_labels.py`` turns the lines read here into a label.
 
 The engine is RapidOCR 3.10 on onnxruntime, whose wheel carries its three ONNX models (PP-OCRv6 small detector
 and recogniser, the mobile direction classifier). Three rules keep it offline and reproducible:

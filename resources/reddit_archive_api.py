@@ -25,8 +25,8 @@ from dagster import ConfigurableResource
 from pydantic import Field
 from requests.adapters import HTTPAdapter
 
-from assets.lib.fetching import parse_retry_after, retry_delay_s
-from assets.lib.reddit_records import (
+from resources.fetching import parse_retry_after, retry_delay_s
+from assets.photocritique.logic.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

@@ -26,8 +26,8 @@ from praw.models import Comment, MoreComments, Redditor, Submission, Subreddit
 from praw.models.base import PRAWBase
 from pydantic import Field
 
-from assets.lib.fetching import parse_retry_after, retry_delay_s
-from assets.lib.reddit_records import (
+from resources.fetching import parse_retry_after, retry_delay_s
+from assets.photocritique.logic.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

@@ -12,9 +12,9 @@ first with ``python -m sample.make_corpus --out data/sample``), or ``write_conte
 
 Written under ``out_dir``:
 
-    cases.json    ``{"about": ..., "cases": [...]}`` in the layout of ``assets/lib/context_cases.py``; image
+    cases.json    ``{"about": ..., "cases": [...]}`` in the layout of ``assets/context_canvas/logic/case_records.py``; image
                   paths are relative to ``out_dir`` and point into the corpus (``../sample/images/...``)
-    reviews.csv   two reviewers (ana, ben) per case in the layout of ``assets/lib/context_review.py``
+    reviews.csv   two reviewers (ana, ben) per case in the layout of ``assets/context_canvas/logic/retention.py``
 
 What the sheet decides (``expected_status`` in the returned dict): six cases retained (ctx-s07 only after a
 panel ``final`` row settles a split on answerability), ctx-s06 rejected because both reviewers fail visual
@@ -34,7 +34,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from assets.lib.context_review import CRITERION_KEYS
+from assets.context_canvas.logic.retention import CRITERION_KEYS
 
 SCHEMA_VERSION = 1
 CASES_FILE, REVIEWS_FILE = "cases.json", "reviews.csv"

@@ -2,7 +2,7 @@
 
 Why: ingestion, rendering, perturbation and the question builders need designs that anyone can regenerate
 byte-for-byte, with no Crello content in the repository. Each design here is built once as a canonical
-``Design`` and written in both of Crello's encodings (``assets.lib.design_records.design_to_record``), so
+``Design`` and written in both of Crello's encodings (``assets.designs.logic.crello_records.design_to_record``), so
 the v4 and v5 files describe the same design and must ingest alike. All pictures are drawn with numpy and
 Pillow from seeds derived from the design id (``digest_of``); nothing depends on the clock or the machine's
 fonts except the rough previews' text, which uses Pillow's bundled default font.
@@ -62,8 +62,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from assets.lib.design_model import Design, Element
-from assets.lib.design_records import V4, V5, V5_TYPE_LABELS, design_to_record
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.crello_records import V4, V5, V5_TYPE_LABELS, design_to_record
 from warehouse.ids import digest_of
 
 SCHEMA_VERSION = 1

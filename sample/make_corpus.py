@@ -8,7 +8,7 @@ Usage: ``python -m sample.make_corpus --out data/sample``.  The build rewrites
 ``images/``, ``inbox/``, ``manifest.csv``, ``additions.csv`` and ``expected.json``
 in ``--out`` and refuses a folder that holds anything else.
 
-Ground-truth promises (asserted by tests/test_sample_corpus.py): planted
+Ground-truth promises (asserted by tests/sample/test_sample_corpus.py): planted
 near-duplicates are mild (64-bit pHash distance <= 10 to their original) while
 distinct originals are all > 10 apart; harder variants (rotation, overlays,
 large crops, look-alike negatives) belong to the benchmark, built from

@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assets.lib.poem_distractors import OPTION_LETTERS, distractors, phase1_options
-from assets.lib.poem_rubric import DIMENSION_KEYS, HOLISTIC, TEXT_INTEGRITY, Dimension, dimension
-from assets.lib.poems import Poem, PoemRejection, read_poems
+from assets.poetry.logic.distractors import OPTION_LETTERS, distractors, phase1_options
+from assets.poetry.logic.rubric import DIMENSION_KEYS, HOLISTIC, TEXT_INTEGRITY, Dimension, dimension
+from assets.poetry.logic.poems import Poem, PoemRejection, read_poems
 from warehouse.ids import digest_of, sha256_hex
 
 SEED = 0

@@ -107,7 +107,7 @@ BROKEN_DUMP = "dumps/broken/RS_2019-07.zst"
 MIRROR_HOSTS = ("i.redd.it", "preview.redd.it", "external-preview.redd.it", "i.imgur.com")
 IMGUR_REMOVED_URL = "https://i.imgur.com/removed.png"  # where imgur redirects a removed image
 
-# Reason codes of the spec (assets/lib/critique_filters.py); listed here so the fixture test can check
+# Reason codes of the spec (assets/photocritique/logic/selection_rules.py); listed here so the fixture test can check
 # that every one of them is exercised.
 POST_REASONS = (
     "post_deleted",

@@ -1,6 +1,6 @@
 """Expert-authored contextual-suitability cases (ContextCanvas, S2.1.3) into the warehouse.
 
-Parsing and validation live in assets/lib/context_cases.py. Each case file is read once per content hash, record
+Parsing and validation live in assets/context_canvas/logic/case_records.py. Each case file is read once per content hash, record
 by record through the item loop, so an unexpected error on one record (or its images) is that record's
 ``internal_error`` and the others are read. A case's images are copied into the blob store and linked to the pool
 item with the same bytes when the pool holds one (ContextCanvas is drawn from the shared pool); a case whose image
@@ -15,15 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
-from assets.context_settings import ContextSettings
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.contact_sheet import contact_sheet
-from assets.lib.context_cases import CaseError, ContextCase, case_from_record, case_records
-from assets.pool import image_pool
-from assets.step import Step, recorded_step
+from assets.context_canvas.settings import ContextSettings
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.context_canvas.logic.contact_sheet import contact_sheet
+from assets.context_canvas.logic.case_records import CaseError, ContextCase, case_from_record, case_records
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse, insert_rows
@@ -36,9 +35,8 @@ _CASE_TABLES = ("context_case", "context_case_image", "context_case_probe", "con
 
 
 @asset(
-    group_name="context_canvas",
     code_version="1",
-    deps=[image_pool],
+    deps=[AssetKey("image_pool")],
     description="Contextual-suitability cases (images, scenario, question, options, gold, rationale, source basis,"
     " rights) from JSON or CSV; images stored and linked to their pool items; every rejected record keeps its reason.",
 )

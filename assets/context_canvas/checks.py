@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.context_case_records import context_cases
-from assets.context_case_review import context_case_review
-from assets.context_export import context_canvas_export
-from assets.lib.context_review import CRITERION_KEYS
+from assets.context_canvas.cases import context_cases
+from assets.context_canvas.review import context_case_review
+from assets.context_canvas.export import context_canvas_export
+from assets.context_canvas.logic.retention import CRITERION_KEYS
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

@@ -10,15 +10,14 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.context_case_review import context_case_review
-from assets.context_settings import ContextSettings
-from assets.exports import Contents, ExportFile, publish
-from assets.step import recorded_step
+from assets.context_canvas.review import context_case_review
+from assets.context_canvas.settings import ContextSettings
+from assets.core.exports import Contents, ExportFile, publish
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
 
 @asset(
-    group_name="context_canvas",
     code_version="1",
     deps=[context_case_review],
     description="context_canvas_eval.jsonl (model input only) and context_canvas_gold.jsonl (gold, rationale, source"

@@ -1,6 +1,6 @@
 """Review of contextual-suitability cases against the seven retention criteria (ContextCanvas S2.1.3, S2.3.1).
 
-Pure logic: assets/lib/context_review.py. The stage writes a blank review sheet (one row per case, the case's
+Pure logic: assets/context_canvas/logic/retention.py. The stage writes a blank review sheet (one row per case, the case's
 text shown for reading), reads every new or changed returned sheet whole or not at all, and decides each case:
 retained only when every criterion holds (unanimous reviewers, or the panel's ``final`` row), rejected or sent to
 adjudication with the criteria and reviewers named. Sheets go through the item loop, one sheet file per item. A
@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.context_case_records import context_cases
-from assets.context_settings import ContextSettings
-from assets.exports import ExportFile, write_file
-from assets.lib.context_cases import ContextCase, validate_case
-from assets.lib.context_review import (
+from assets.context_canvas.cases import context_cases
+from assets.context_canvas.settings import ContextSettings
+from assets.core.exports import ExportFile, write_file
+from assets.context_canvas.logic.case_records import ContextCase, validate_case
+from assets.context_canvas.logic.retention import (
     CRITERION_KEYS,
     SHEET_COLUMNS,
     CaseReview,
@@ -28,9 +28,9 @@ from assets.lib.context_review import (
     retentions,
     review_sheet_rows,
 )
-from assets.lib.sheets import SheetError, read_sheet_file
-from assets.returned_sheets import ingest_sheets
-from assets.step import Step, recorded_step
+from assets.core.logic.sheets import SheetError, read_sheet_file
+from assets.core.returned_sheets import ingest_sheets
+from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import entity_id
@@ -51,7 +51,6 @@ def stored_cases(con) -> list[ContextCase]:
 
 
 @asset(
-    group_name="context_canvas",
     code_version="1",
     deps=[context_cases],
     description="The case review sheet for the panel, the returned sheets read whole or not at all, and each case"

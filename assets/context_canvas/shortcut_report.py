@@ -1,7 +1,7 @@
 """The anti-shortcut report (ContextCanvas criterion 7): can the answer be had without looking?
 
-Pure logic: assets/lib/context_shortcuts.py (label balance, option length against gold, majority baseline) and
-assets/lib/context_text_only.py (the text-only request). Every case is asked once per answerer without its images
+Pure logic: assets/context_canvas/logic/shortcuts.py (label balance, option length against gold, majority baseline) and
+assets/context_canvas/logic/text_only.py (the text-only request). Every case is asked once per answerer without its images
 through the provider layer (cached, logged); the report compares that run with always answering the most frequent
 gold option. The report covers every stored case, retained or not, since shortcuts are a reason to drop one.
 """
@@ -10,15 +10,15 @@ import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.context_case_review import context_case_review, stored_cases
-from assets.context_settings import ContextSettings
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.context_cases import ContextCase
-from assets.lib.context_shortcuts import shortcut_report
-from assets.lib.context_text_only import answer_parser, build_text_only_request, repair_request
-from assets.lib.design_labelling import CallSettings
-from assets.model_call_store import role_caller
-from assets.step import recorded_step
+from assets.context_canvas.review import context_case_review, stored_cases
+from assets.context_canvas.settings import ContextSettings
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.context_canvas.logic.case_records import ContextCase
+from assets.context_canvas.logic.shortcuts import shortcut_report
+from assets.context_canvas.logic.text_only import answer_parser, build_text_only_request, repair_request
+from assets.core.model_calls import CallSettings
+from assets.core.model_call_store import role_caller
+from assets.core.step import recorded_step
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
@@ -28,7 +28,6 @@ TEXT_ONLY_STAGE = "context_text_only"
 
 
 @asset(
-    group_name="context_canvas",
     code_version="1",
     deps=[context_case_review],
     description="Gold-label balance (Yes rate), option length against gold, and a text-only answer run through the"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from assets.step import Step
+from assets.core.step import Step
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity

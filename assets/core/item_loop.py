@@ -39,8 +39,8 @@ import duckdb
 import pandas as pd
 from dagster import Failure
 
-from assets.lib.iteration import batched
-from assets.step import Step
+from assets.core.logic.iteration import batched
+from assets.core.step import Step
 from warehouse.db import Warehouse, WarehouseUnavailable, insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
@@ -137,7 +137,7 @@ def fault_of(exc: BaseException, phase: str) -> _Fault:
 
 
 def _module_of(filename: str) -> str:
-    """``…/assets/lib/images.py`` → ``assets.lib.images``, by the import root it was loaded from, so a digest is
+    """``…/assets/lib/images.py`` → ``assets.image_pool.logic.images``, by the import root it was loaded from, so a digest is
     the same whatever folder the checkout or the virtualenv sits in."""
     path = os.path.abspath(filename)
     for root in sorted({os.path.abspath(p or ".") for p in sys.path}, key=len, reverse=True):

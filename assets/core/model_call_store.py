@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from assets.lib.model_calls import CallBudget, Claim, ModelCaller, RateLimiter, StoredCall, lease_seconds
+from assets.core.model_calls import CallBudget, Claim, ModelCaller, RateLimiter, StoredCall, lease_seconds
 from resources.model_providers import ModelProvider, ModelProvidersResource, ModelRequest, ModelResponse, RoleConfig
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import canonical_json, digest_of, entity_id

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from assets.lib.critique_prompts import load_template, render
+from assets.core.templates import render, repair_template
 from resources.model_providers import (
     DEFAULT_MAX_BACKOFF_S,
     DEFAULT_MAX_RETRIES,
@@ -41,6 +41,15 @@ T = TypeVar("T")
 VALID = "valid"
 REJECTED = "rejected"  # the answer (and its repair) did not validate
 BUDGET_EXHAUSTED = "budget_exhausted"
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """Model and sampling for one kind of labelling call (a stage's labelling, judging or probe configuration)."""
+
+    model: str
+    temperature: float = 0.0
+    max_output_tokens: int = 1024
 
 
 class BudgetExhausted(RuntimeError):
@@ -331,7 +340,7 @@ def _describe(invalid: ValueError) -> str:
 def schema_repair_request(original: ModelRequest, invalid_answer: str, problem: str, schema: Mapping[str, Any]) -> ModelRequest:
     """The shared repair prompt (``critique/repair``) for an answer that failed ``schema``: the same model, image,
     schema and context, asked to return a valid object. Each stage's ``repair_request`` names its schema here."""
-    template = load_template("repair")
+    template = repair_template()
     system, user = render(template, schema_name=original.schema_name or "", schema_json=json.dumps(schema, indent=2),
                           invalid_answer=invalid_answer, error=problem)
     return ModelRequest(

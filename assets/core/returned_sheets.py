@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.sheets import SheetError
-from assets.step import Step
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.logic.sheets import SheetError
+from assets.core.step import Step
 from warehouse.ids import entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity
 

@@ -1,10 +1,12 @@
-"""Versioned prompt templates for the CritiqueCanvas chain (planner, domain annotators, verifier, repair).
+"""Versioned prompt templates, packaged beside the pipeline that uses them and read through importlib.resources.
 
-Templates live as text files in the ``assets.prompts`` package (``critique/<name>.txt``) and are read through
-importlib.resources, so an installed package finds them too. Each file has a small header (id, version, role)
-above a ``---`` line, then a ``[system]`` and a ``[user]`` section with ``string.Template`` placeholders.
-A template's sha256 is taken over the whole file, so an edit shows up as different provenance even when nobody
-bumps ``version``.
+Each pipeline keeps its templates as text files in its own ``prompts`` package (a :class:`PromptFolder`), so an
+installed wheel finds them too. Each file has a small header (id, version, role) above a ``---`` line, then a
+``[system]`` and a ``[user]`` section with ``string.Template`` placeholders. A template's sha256 is taken over the
+whole file, so an edit shows up as different provenance even when nobody bumps ``version``.
+
+Template ids keep the prefix they were first published under (``critique/repair`` lives here, in the core, because
+every pipeline's repair request uses it), so cached calls and the version digests built from ids stay valid.
 """
 
 from __future__ import annotations
@@ -15,11 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from assets.lib.critique_schema import DOMAINS, SCHEMAS, Dialogue, Plan, SchemaError
 from warehouse.ids import canonical_json, sha256_hex
 
-TEMPLATE_PACKAGE = "assets.prompts"
-TEMPLATE_FOLDER = "critique"
 ROLES = ("planner", "annotator", "verifier", "repair")
 _HEADER_KEYS = ("id", "version", "role")
 
@@ -75,28 +74,40 @@ def parse_template(content: bytes, source: str = "<template>") -> PromptTemplate
                           sha256=sha256_hex(content))
 
 
-def template_names(folder: str = TEMPLATE_FOLDER) -> tuple[str, ...]:
-    entries = resources.files(TEMPLATE_PACKAGE).joinpath(folder)
-    return tuple(sorted(entry.name.removesuffix(".txt") for entry in entries.iterdir() if entry.name.endswith(".txt")))
+@dataclass(frozen=True)
+class PromptFolder:
+    """A pipeline's packaged templates: the package holding the ``<name>.txt`` files and the prefix of their ids
+    (a file's header id must be ``<prefix>/<name>``)."""
+
+    package: str
+    prefix: str
+
+    def names(self) -> tuple[str, ...]:
+        entries = resources.files(self.package)
+        return tuple(sorted(entry.name.removesuffix(".txt") for entry in entries.iterdir() if entry.name.endswith(".txt")))
+
+    def load(self, name: str) -> PromptTemplate:
+        return _load(self, name)
 
 
 @lru_cache(maxsize=None)
-def load_packaged_template(folder: str, name: str) -> PromptTemplate:
-    """The packaged template ``<folder>/<name>.txt`` (folders under ``assets/prompts``: critique, design, poetry,
-    context); its header id must be ``<folder>/<name>``."""
-    names = template_names(folder)
+def _load(folder: PromptFolder, name: str) -> PromptTemplate:
+    names = folder.names()
     if name not in names:
-        raise TemplateError(f"no {folder} prompt template {name!r}; available: {', '.join(names)}")
-    source = f"{folder}/{name}.txt"
-    template = parse_template(resources.files(TEMPLATE_PACKAGE).joinpath(source).read_bytes(), source)
-    if template.id != f"{folder}/{name}":
+        raise TemplateError(f"no {folder.prefix} prompt template {name!r}; available: {', '.join(names)}")
+    source = f"{folder.prefix}/{name}.txt"
+    template = parse_template(resources.files(folder.package).joinpath(f"{name}.txt").read_bytes(), source)
+    if template.id != f"{folder.prefix}/{name}":
         raise TemplateError(f"{source}: header id {template.id!r} does not match the file name")
     return template
 
 
-def load_template(name: str) -> PromptTemplate:
-    """The packaged template ``critique/<name>.txt``."""
-    return load_packaged_template(TEMPLATE_FOLDER, name)
+CORE_PROMPTS = PromptFolder("assets.core.prompts", "critique")
+
+
+def repair_template() -> PromptTemplate:
+    """The shared repair prompt (``critique/repair``): an answer that failed its schema, asked for again."""
+    return CORE_PROMPTS.load("repair")
 
 
 def render(template: PromptTemplate, **values: str) -> tuple[str, str]:
@@ -109,12 +120,6 @@ def render(template: PromptTemplate, **values: str) -> tuple[str, str]:
     if wrong:
         raise TemplateError(f"template {template.id}: values for {', '.join(wrong)} must be text")
     return string.Template(template.system).substitute(values), string.Template(template.user).substitute(values)
-
-
-def annotator_template(domain: str) -> PromptTemplate:
-    if domain not in DOMAINS:
-        raise ValueError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
-    return load_template(f"annotator_{domain}")
 
 
 def prompt_hash(system: str, user: str) -> str:
@@ -135,36 +140,11 @@ class RenderedPrompt:
         return prompt_hash(self.system, self.user)
 
 
-def _rendered(template: PromptTemplate, **values: str) -> RenderedPrompt:
+def rendered(template: PromptTemplate, **values: str) -> RenderedPrompt:
     system, user = render(template, **values)
     return RenderedPrompt(template, system, user)
 
 
-def _pretty(value: object) -> str:
+def pretty_json(value: object) -> str:
     # Deterministic text, so the same inputs always render the same prompt (and hit the same cache entry).
     return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def planner_prompt(domain: str) -> RenderedPrompt:
-    if domain not in DOMAINS:
-        raise ValueError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
-    return _rendered(load_template("planner"), domain=domain)
-
-
-def annotator_prompt(domain: str, plan: Plan) -> RenderedPrompt:
-    return _rendered(annotator_template(domain), plan_json=_pretty(plan.as_dict()))
-
-
-def verifier_prompt(domain: str, dialogue: Dialogue) -> RenderedPrompt:
-    """Pairs are numbered 1..6 in the prompt; those numbers are what the verdicts refer to."""
-    if domain not in DOMAINS:
-        raise ValueError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
-    numbered = {"pairs": [{"pair": i, **p} for i, p in enumerate(dialogue.as_dict()["pairs"], start=1)]}
-    return _rendered(load_template("verifier"), domain=domain, dialogue_json=_pretty(numbered))
-
-
-def repair_prompt(schema_name: str, invalid_answer: str, error: SchemaError | str) -> RenderedPrompt:
-    if schema_name not in SCHEMAS:
-        raise ValueError(f"unknown schema {schema_name!r}; expected one of {', '.join(SCHEMAS)}")
-    return _rendered(load_template("repair"), schema_name=schema_name, schema_json=_pretty(SCHEMAS[schema_name]),
-                     invalid_answer=invalid_answer, error=str(error))

@@ -1,9 +1,9 @@
 """Counterfactual image edits (AesCanvas "Culture-Grounded Counterfactual Sensitivity"): one decisive cue of a
 pool image changed by an image-edit model, stored as a synthetic diagnostic derived from its source.
 
-Pure logic: assets/lib/counterfactual.py; the edit models: resources/image_editing.py. Each spec is edited
+Pure logic: assets/counterfactual/logic/edit_pairs.py; the edit models: resources/image_editing.py. Each spec is edited
 once per model; a transport failure is recorded and retried by the next run. Every row of the spec and check
-sheets is one item of the item loop (assets/item_loop.py) with its own outcome. Outputs go to the blob store
+sheets is one item of the item loop (assets/core/item_loop.py) with its own outcome. Outputs go to the blob store
 and the ``counterfactual_edit`` table only: they never become pool members, so no export of natural
 images can contain one.
 """
@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from dagster import AssetExecutionContext, ConfigurableResource, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, ConfigurableResource, Failure, MaterializeResult, asset
 from pydantic import Field
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.counterfactual import (
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.counterfactual.logic.edit_pairs import (
     DEFAULT_LABELS,
     SPEC_COLUMNS,
     CheckEvent,
@@ -34,9 +34,8 @@ from assets.lib.counterfactual import (
     spec_rows,
     transition,
 )
-from assets.lib.textfiles import line_locator
-from assets.pool import image_pool
-from assets.step import Step, recorded_step
+from assets.core.logic.textfiles import line_locator
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.image_editing import MODEL_PLACEHOLDER, ImageEditorResource
 from resources.warehouse import WarehouseResource
@@ -59,9 +58,8 @@ class CounterfactualSettings(ConfigurableResource):
 
 
 @asset(
-    group_name="counterfactual",
     code_version="1",
-    deps=[image_pool],
+    deps=[AssetKey("image_pool")],
     description="Counterfactual edits of pool images (one decisive cue changed) by the configured image-edit model,"
     " stored as synthetic diagnostics derived from their source, pending a manual check.",
 )

@@ -1,6 +1,6 @@
 """The human audit of CritiqueCanvas pairs: a frozen sample per round, reviewer sheets in, figures out.
 
-Pure logic (sampling, sheet parsing, verdicts, figures) lives in assets/lib/critique_audit.py. A round's
+Pure logic (sampling, sheet parsing, verdicts, figures) lives in assets/critique_canvas/logic/audit_sample.py. A round's
 sample is drawn once and frozen, so sheets in reviewers' hands stay valid while the pipeline keeps
 running; a new round name draws a new sample.
 """
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from assets.critique_canvas import CritiqueAuditSettings, CritiqueSettings, critique_pairs
-from assets.exports import ExportFile, write_file
-from assets.lib.critique_audit import (
+from assets.critique_canvas.critique_pairs import CritiqueAuditSettings, CritiqueSettings, critique_pairs
+from assets.core.exports import ExportFile, write_file
+from assets.critique_canvas.logic.audit_sample import (
     ACCEPTANCE_RULES,
     ALL_SCOPE,
     AuditCandidate,
@@ -25,9 +25,9 @@ from assets.lib.critique_audit import (
     pair_outcomes,
     parse_review_sheet,
 )
-from assets.lib.sheets import read_sheet_file
-from assets.returned_sheets import ingest_sheets
-from assets.step import Step, recorded_step
+from assets.core.logic.sheets import read_sheet_file
+from assets.core.returned_sheets import ingest_sheets
+from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
@@ -62,7 +62,6 @@ def sheet_path(audit: CritiqueAuditSettings) -> Path:
 
 
 @asset(
-    group_name="critique_canvas",
     code_version="1",
     deps=[critique_pairs],
     description="Draws the audit round's domain-stratified, seeded sample of verifier-accepted pairs (once; the sample"
@@ -147,7 +146,6 @@ def _keep_frozen(step: Step, audit: CritiqueAuditSettings, drawn: tuple, target:
 
 
 @asset(
-    group_name="critique_canvas",
     code_version="1",
     deps=[critique_audit_sample],
     description="Reads the filled review sheets, keeps every review with its sheet row, and reports acceptance, the"

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.critique_canvas import critique_pairs
-from assets.critique_splits import critique_splits
-from assets.lib.critique_schema import DIMENSION_IDS, MAX_DIMENSIONS, N_PAIRS
+from assets.critique_canvas.critique_pairs import critique_pairs
+from assets.critique_canvas.splits import critique_splits
+from assets.critique_canvas.logic.answers import DIMENSION_IDS, MAX_DIMENSIONS, N_PAIRS
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

@@ -10,17 +10,16 @@ import io
 import json
 from typing import Optional
 
-from dagster import AssetExecutionContext, Config, ConfigurableResource, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, Config, ConfigurableResource, MaterializeResult, asset
 from PIL import Image
 from pydantic import Field
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
-from assets.lib.critique_chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
-from assets.lib.critique_schema import DOMAINS, Verdict, conversation_group_id, group_pairs
-from assets.lib.model_calls import BudgetExhausted, CallBudget, RateLimiter
-from assets.model_call_store import WarehouseCallStore, call_summary, leased_caller
-from assets.pool import image_pool
-from assets.step import Step, recorded_step
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
+from assets.critique_canvas.logic.chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
+from assets.critique_canvas.logic.answers import DOMAINS, Verdict, conversation_group_id, group_pairs
+from assets.core.model_calls import BudgetExhausted, CallBudget, RateLimiter
+from assets.core.model_call_store import WarehouseCallStore, call_summary, leased_caller
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
@@ -188,9 +187,8 @@ def _rejection_detail(verdict: Verdict) -> str:
 
 
 @asset(
-    group_name="critique_canvas",
     code_version="1",
-    deps=[image_pool],
+    deps=[AssetKey("image_pool")],
     description="Six verified instruction–response pairs per kept pool image: planner → domain-conditioned annotator"
     " → verifier, each role its own provider and model; cached, concurrent, budgeted and resumable.",
 )

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.critique_audit import critique_audit_report
-from assets.critique_canvas import CritiqueSettings
-from assets.critique_splits import critique_splits
-from assets.exports import Contents, ExportFile, publish
-from assets.lib.critique_splits import EVAL, TRAIN
-from assets.step import recorded_step
+from assets.critique_canvas.audit import critique_audit_report
+from assets.critique_canvas.critique_pairs import CritiqueSettings
+from assets.critique_canvas.splits import critique_splits
+from assets.core.exports import Contents, ExportFile, publish
+from assets.critique_canvas.logic.group_split import EVAL, TRAIN
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
 RECORDS = "SELECT * FROM critique_canvas_records ORDER BY split, conversation_group, turn"
@@ -41,7 +41,6 @@ def critique_files(out_dir: Path) -> list[ExportFile]:
 
 
 @asset(
-    group_name="critique_canvas",
     code_version="1",
     deps=[critique_splits, critique_audit_report],
     description="CritiqueCanvas as Parquet and JSONL (id, image, domain, selected dimensions, instruction, response,"

@@ -1,17 +1,16 @@
-"""Train / evaluation split of the CritiqueCanvas groups (pure logic: assets/lib/critique_splits.py)."""
+"""Train / evaluation split of the CritiqueCanvas groups (pure logic: assets/critique_canvas/logic/group_split.py)."""
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.critique_canvas import CritiqueSettings, critique_pairs
-from assets.lib.critique_splits import EVAL, SplitItem, assign_splits
-from assets.step import recorded_step
+from assets.critique_canvas.critique_pairs import CritiqueSettings, critique_pairs
+from assets.critique_canvas.logic.group_split import EVAL, SplitItem, assign_splits
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of
 
 
 @asset(
-    group_name="critique_canvas",
     code_version="1",
     deps=[critique_pairs],
     description="Every complete critique group in train or eval: whole duplicate clusters on one side, the"

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.design_perturbation import perturbed_designs
-from assets.design_questions import design_questions
+from assets.designs.perturbation import perturbed_designs
+from assets.designs.questions import design_questions
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

@@ -4,11 +4,11 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.design_questions import BENCHMARK, TRAIN, design_questions
-from assets.design_reasoning import design_reasoning_paths
-from assets.design_settings import DesignSettings
-from assets.exports import Contents, ExportFile, publish
-from assets.step import recorded_step
+from assets.designs.questions import BENCHMARK, TRAIN, design_questions
+from assets.designs.reasoning import design_reasoning_paths
+from assets.designs.settings import DesignSettings
+from assets.core.exports import Contents, ExportFile, publish
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
 
@@ -17,7 +17,6 @@ def _split_query(split: str) -> str:
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_questions, design_reasoning_paths],
     description="aeseval_benchmark.{jsonl,parquet} and aeseval_train.jsonl: one question per record (render path,"

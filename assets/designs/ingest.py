@@ -1,7 +1,7 @@
-"""Crello-format graphic designs into the warehouse (pure parsing: assets/lib/design_records.py).
+"""Crello-format graphic designs into the warehouse (pure parsing: assets/designs/logic/crello_records.py).
 
 Each source (a folder of per-design JSON, or a Parquet export) is read again only when its content changed.
-Every JSON file and every Parquet row is one item of the item loop (assets/item_loop.py): it becomes a design
+Every JSON file and every Parquet row is one item of the item loop (assets/core/item_loop.py): it becomes a design
 (layers in the blob store, referenced as ``blob:<sha256>``) or a rejection with its locator and reason, and an
 unexpected exception on one record is that record's ``internal_error`` while the others are read. Writes are
 batched and keyed by content, so a crash mid-source re-reads that source without duplicating a row.
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.design_settings import DesignSettings
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.lib.design_records import LayerPayload, ParquetRow, design_json_names, parquet_rows, read_design_file
-from assets.step import Step, recorded_step
+from assets.designs.settings import DesignSettings
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.designs.logic.crello_records import LayerPayload, ParquetRow, design_json_names, parquet_rows, read_design_file
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
@@ -66,7 +66,6 @@ def _sources(settings: DesignSettings) -> Iterator[_Source]:
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     description="Crello v4/v5 records (JSON folders or Parquet exports) as canonical designs with their layers in"
     " the blob store; every rejected record keeps its locator and reason.",

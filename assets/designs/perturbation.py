@@ -1,16 +1,16 @@
 """Seeded JSON-level perturbations of every base design (AesEval Algorithm 1; pure logic:
-assets/lib/design_perturb.py), each operation logged with the element's box before and after."""
+assets/designs/logic/perturb.py), each operation logged with the element's box before and after."""
 
 import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.design_ingest import design_entity_id, design_records
-from assets.design_settings import DesignSettings
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.lib.design_model import Design
-from assets.lib.design_perturb import PerturbError, perturb_design
-from assets.step import recorded_step
+from assets.designs.ingest import design_entity_id, design_records
+from assets.designs.settings import DesignSettings
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.perturb import PerturbError, perturb_design
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, sha256_hex
@@ -25,7 +25,6 @@ def variant_seed(run_seed: int, variant: int) -> int:
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_records],
     description="Perturbed variants of every base design: one to three elements changed by a type-valid operation"

@@ -1,6 +1,6 @@
 """Benchmark / train split by base design, and the three question formats per labelled (design, indicator).
 
-Pure logic: assets/lib/design_questions.py. Every variant of a base design lands on its base's side, so no
+Pure logic: assets/designs/logic/question_formats.py. Every variant of a base design lands on its base's side, so no
 base design is in both the benchmark and the training set.
 """
 
@@ -10,14 +10,14 @@ from collections.abc import Iterator
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.design_ingest import design_records
-from assets.design_review import design_labels
-from assets.design_settings import DesignSettings
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.lib.design_indicators import indicator
-from assets.lib.design_model import Design
-from assets.lib.design_questions import QuestionInputError, build_questions, question_input_from_design
-from assets.step import recorded_step
+from assets.designs.ingest import design_records
+from assets.designs.review import design_labels
+from assets.designs.settings import DesignSettings
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.designs.logic.indicators import indicator
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.question_formats import QuestionInputError, build_questions, question_input_from_design
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of
@@ -33,7 +33,6 @@ def split_of(base_design_id: str, seed: int, benchmark_fraction: float) -> str:
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_records],
     description="Every base design in the benchmark or the training set (seeded, by base design); its perturbed"
@@ -60,7 +59,6 @@ def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, 
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_labels, design_splits],
     description="Aesthetic judgment (yes/no), region selection (four choices, None among them) and precise"

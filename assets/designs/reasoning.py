@@ -7,14 +7,14 @@ import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.design_questions import TRAIN, design_questions
-from assets.design_review import annotator_caller
-from assets.design_settings import DesignSettings
-from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
-from assets.lib.design_indicators import indicator
-from assets.lib.design_labelling import build_reasoning_request, element_box, reasoning_parser
-from assets.lib.design_model import Design
-from assets.step import recorded_step
+from assets.designs.questions import TRAIN, design_questions
+from assets.designs.review import annotator_caller
+from assets.designs.settings import DesignSettings
+from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
+from assets.designs.logic.indicators import indicator
+from assets.designs.logic.labelling import build_reasoning_request, element_box, reasoning_parser
+from assets.designs.logic.design_model import Design
+from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
@@ -29,7 +29,6 @@ RETRYABLE = ("http_error", "timeout", "connection_error", "budget_exhausted")
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_questions],
     description="Reasoning paths for every labelled training item: claims citing element boxes that lead to the"

@@ -1,4 +1,4 @@
-"""Every design (base and perturbed) rendered from its record alone (pure logic: assets/lib/design_render.py).
+"""Every design (base and perturbed) rendered from its record alone (pure logic: assets/designs/logic/render.py).
 
 The renderer's version is the content hash of its source (renderer and font mapping), so changing either
 re-renders everything and a render always says which code drew it.
@@ -12,14 +12,14 @@ from importlib import resources
 from dagster import AssetExecutionContext, MaterializeResult, asset
 from PIL import Image
 
-from assets.design_ingest import design_records
-from assets.design_perturbation import perturbed_designs
-from assets.design_settings import DesignSettings
-from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
-from assets.lib.design_model import Design
-from assets.lib.design_render import RenderError, preview_difference, render_design, to_png_bytes
-from assets.lib.fonts import FontResolver
-from assets.step import recorded_step
+from assets.designs.ingest import design_records
+from assets.designs.perturbation import perturbed_designs
+from assets.designs.settings import DesignSettings
+from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.render import RenderError, preview_difference, render_design, to_png_bytes
+from assets.designs.logic.fonts import FontResolver
+from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
@@ -31,8 +31,8 @@ RENDER_STAGE = "design_render"
 
 @lru_cache(maxsize=1)
 def renderer_version() -> str:
-    lib = resources.files("assets.lib")
-    source = b"".join((lib / name).read_bytes() for name in ("design_render.py", "fonts.py"))
+    logic = resources.files("assets.designs.logic")
+    source = b"".join((logic / name).read_bytes() for name in ("render.py", "fonts.py"))
     return "pillow-" + sha256_hex(source)[:16]
 
 
@@ -51,7 +51,6 @@ def layer_loader(store: BlobStore):
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_records, perturbed_designs],
     description="A deterministic PNG of every design, base and perturbed, with the fonts each text element was"

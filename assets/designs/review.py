@@ -1,8 +1,8 @@
 """Whether each perturbed design really shows a flaw, per indicator: human votes where people gave them
 (majority, documented tie rule), the offline heuristic judge where they did not.
 
-Pure logic: assets/lib/design_review.py (sheets, votes, majority, agreement), assets/lib/design_judge.py
-(measurements), assets/lib/design_indicators.py (which indicators an operation may affect).
+Pure logic: assets/designs/logic/review_votes.py (sheets, votes, majority, agreement), assets/designs/logic/judge.py
+(measurements), assets/designs/logic/indicators.py (which indicators an operation may affect).
 """
 
 import io
@@ -16,13 +16,13 @@ import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 from PIL import Image
 
-from assets.design_rendering import design_renders
-from assets.design_settings import DesignSettings
-from assets.exports import Contents, ExportFile, publish
-from assets.item_loop import Done, Item, Kept, run_items
-from assets.lib.design_indicators import indicator, indicators_affected
-from assets.lib.design_judge import JudgeThresholds, judge_design
-from assets.lib.design_labelling import (
+from assets.designs.rendering import design_renders
+from assets.designs.settings import DesignSettings
+from assets.core.exports import Contents, ExportFile, publish
+from assets.core.item_loop import Done, Item, Kept, run_items
+from assets.designs.logic.indicators import indicator, indicators_affected
+from assets.designs.logic.judge import JudgeThresholds, judge_design
+from assets.designs.logic.labelling import (
     CallSettings,
     LabelledExample,
     build_label_request,
@@ -30,8 +30,8 @@ from assets.lib.design_labelling import (
     label_parser,
     repair_request,
 )
-from assets.lib.design_model import Design
-from assets.lib.design_review import (
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.review_votes import (
     ReviewItem,
     ReviewSheetError,
     Vote,
@@ -40,11 +40,11 @@ from assets.lib.design_review import (
     parse_review_votes,
     review_item,
 )
-from assets.lib.model_calls import ModelCaller
-from assets.lib.sheets import SheetError, read_sheet_file
-from assets.model_call_store import role_caller
-from assets.returned_sheets import ingest_sheets
-from assets.step import Step, recorded_step
+from assets.core.model_calls import ModelCaller
+from assets.core.logic.sheets import SheetError, read_sheet_file
+from assets.core.model_call_store import role_caller
+from assets.core.returned_sheets import ingest_sheets
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
@@ -74,7 +74,6 @@ def answer_elements(ops: list[tuple[str, str, str]]) -> dict[str, str]:
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_renders],
     description="One review item per perturbed design and indicator its operations may affect, and the blank"
@@ -110,7 +109,6 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
 
 
 @asset(
-    group_name="design_aesthetics",
     code_version="1",
     deps=[design_review_sheet],
     description="Per review item, flawed or not: the annotators' majority where votes resolve it, else the offline"

@@ -6,11 +6,11 @@ from typing import Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
-from assets.lib.design_perturb import PerturbSettings
+from assets.designs.logic.perturb import PerturbSettings
 
 
 class PerturbConfig(Config):
-    """Algorithm 1's knobs (assets/lib/design_perturb.py has every intensity range and its default)."""
+    """Algorithm 1's knobs (assets/designs/logic/perturb.py has every intensity range and its default)."""
 
     seed: int = Field(default=0, description="Run seed; each design's generator derives from it and the design id")
     variants_per_design: int = Field(default=2, description="Perturbed variants made from each base design")

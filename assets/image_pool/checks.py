@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pandas as pd
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.collection import source_records
-from assets.lib.sources import DOMAINS, PROVENANCE_FIELDS, REDISTRIBUTION_VALUES
-from assets.pool import image_pool
-from assets.settings import PoolSettings
+from assets.image_pool.collection import source_records
+from assets.image_pool.logic.sources import DOMAINS, PROVENANCE_FIELDS, REDISTRIBUTION_VALUES
+from assets.image_pool.pool import image_pool
+from assets.image_pool.settings import PoolSettings
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

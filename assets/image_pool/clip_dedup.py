@@ -12,13 +12,13 @@ import numpy as np
 from dagster import AssetExecutionContext, MaterializeResult, asset
 from PIL import Image
 
-from assets.duplicate_evidence import Evidence, record_scan
-from assets.filtering import pool_candidates
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.lib.near_duplicates import similar_pairs
-from assets.normalization import read_blob
-from assets.settings import PoolSettings
-from assets.step import recorded_step
+from assets.image_pool.duplicate_evidence import Evidence, record_scan
+from assets.image_pool.filtering import pool_candidates
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.image_pool.logic.near_duplicates import similar_pairs
+from assets.image_pool.normalization import read_blob
+from assets.image_pool.settings import PoolSettings
+from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.warehouse import WarehouseResource
@@ -26,7 +26,7 @@ from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import ActivityLog, Agent
 
 if TYPE_CHECKING:
-    from assets.lib.clip_embedding import ClipEmbedder
+    from resources.clip_embedding import ClipEmbedder
 
 CLIP_METHOD = "clip"
 SEARCH_BLOCK = 8192  # rows per similarity block: an 8192 x 8192 float32 score block is 256 MiB at most
@@ -50,7 +50,6 @@ def prepare_image(store: BlobStore, embedder: "ClipEmbedder", item: Item[str]) -
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     deps=[pool_candidates],
     description="CLIP embeddings of eligible images and the image pairs whose cosine similarity reaches the threshold.",
@@ -65,7 +64,7 @@ def clip_duplicates(
     wh = warehouse.get_warehouse()
     threshold = pool.dedup.clip_threshold
     with recorded_step(context, wh, {"clip": clip.model_dump(), "threshold": threshold}) as step:
-        from assets.lib.clip_embedding import ClipUnavailable  # torch is imported only by this step
+        from resources.clip_embedding import ClipUnavailable  # torch is imported only by this step
 
         try:
             embedder = clip.get_embedder()

@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
-from assets.item_loop import INTERNAL_ERROR, Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.fetching import GAVE_UP, FailedRun, FetchResult, HttpFetcher, give_up_detail, interleave_by_host
-from assets.lib.iteration import batched
-from assets.lib.sources import (
+from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Outcome, Rejected, run_items
+from resources.fetching import GAVE_UP, FailedRun, FetchResult, HttpFetcher, give_up_detail, interleave_by_host
+from assets.core.logic.iteration import batched
+from assets.image_pool.logic.sources import (
     UNREADABLE_FILE,
     FolderDefaults,
     FolderEntry,
@@ -24,8 +24,8 @@ from assets.lib.sources import (
     scan_folder,
     source_row,
 )
-from assets.settings import PoolSettings
-from assets.step import Step, recorded_step
+from assets.image_pool.settings import PoolSettings
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
 from resources.warehouse import WarehouseResource
@@ -101,7 +101,6 @@ def write_source_records(
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     description="One provenance record per manifest row and per folder image; invalid rows, and manifests that cannot"
     " be read at all, are kept with a reason.",
@@ -228,7 +227,6 @@ class Fetched:
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     deps=[source_records, AssetKey("reddit_post_images")],
     description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged; a locator failing transiently in fetch.max_attempt_runs runs is given up.",

@@ -2,11 +2,11 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.lib.images import FilterRules, filter_reason
-from assets.normalization import normalized_images
-from assets.settings import PoolSettings
-from assets.step import recorded_step
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.image_pool.logic.images import FilterRules, filter_reason
+from assets.image_pool.normalization import normalized_images
+from assets.image_pool.settings import PoolSettings
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of
@@ -22,7 +22,6 @@ def judge(item: Item, rules: FilterRules) -> Kept | Rejected:
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     deps=[normalized_images],
     description="Every decoded record judged against the filters (license allow-list, size, aspect, blank); rejections keep their reason.",

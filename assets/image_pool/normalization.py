@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.collection import fetched_files
-from assets.item_loop import Done, Item, Kept, Rejected, StepError, run_items
-from assets.lib.images import DecodedImage, DecodeFailure, decode_normalized, encode_normalized
-from assets.lib.perceptual import PerceptualSignature, compute_signature
-from assets.settings import PoolSettings
-from assets.signatures import signature_row
-from assets.step import recorded_step
+from assets.image_pool.collection import fetched_files
+from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
+from assets.image_pool.logic.images import DecodedImage, DecodeFailure, decode_normalized, encode_normalized
+from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
+from assets.image_pool.settings import PoolSettings
+from assets.image_pool.signatures import signature_row
+from assets.core.step import recorded_step
 from resources.blob_store import BlobNotFound, BlobRef, BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
@@ -60,7 +60,6 @@ def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept |
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     deps=[fetched_files],
     description="Upright RGB images decoded from fetched files (originals kept), with size, spread, frames and perceptual signature.",

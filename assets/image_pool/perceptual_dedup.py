@@ -10,13 +10,13 @@ from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.duplicate_evidence import Evidence, record_scan
-from assets.filtering import pool_candidates
-from assets.item_loop import Done, Item, Kept, run_items
-from assets.lib.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
-from assets.settings import PoolSettings
-from assets.signatures import load_signatures, stream_hashes, stream_signature_records
-from assets.step import recorded_step
+from assets.image_pool.duplicate_evidence import Evidence, record_scan
+from assets.image_pool.filtering import pool_candidates
+from assets.core.item_loop import Done, Item, Kept, run_items
+from assets.image_pool.logic.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
+from assets.image_pool.settings import PoolSettings
+from assets.image_pool.signatures import load_signatures, stream_hashes, stream_signature_records
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.lineage import ActivityLog
 
@@ -32,7 +32,6 @@ def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
 
 
 @asset(
-    group_name="image_pool",
     code_version="2",
     deps=[pool_candidates],
     description="Near-duplicate pairs among eligible images by perceptual hashes (flip-, crop- and rotation-aware), each verified.",

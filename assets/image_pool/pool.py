@@ -2,12 +2,12 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.clip_dedup import clip_duplicates
-from assets.filtering import pool_candidates
-from assets.lib.clusters import DuplicateEdge, PoolCandidate, assign_clusters
-from assets.perceptual_dedup import perceptual_duplicates
-from assets.settings import PoolSettings
-from assets.step import recorded_step
+from assets.image_pool.clip_dedup import clip_duplicates
+from assets.image_pool.filtering import pool_candidates
+from assets.image_pool.logic.clusters import DuplicateEdge, PoolCandidate, assign_clusters
+from assets.image_pool.perceptual_dedup import perceptual_duplicates
+from assets.image_pool.settings import PoolSettings
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
@@ -18,7 +18,6 @@ DUPLICATE = "duplicate"
 
 
 @asset(
-    group_name="image_pool",
     code_version="1",
     deps=[pool_candidates, perceptual_duplicates, clip_duplicates],
     description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP); every drop records cluster, method and distance.",

@@ -7,8 +7,8 @@ from typing import Any, Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
-from assets.lib.images import FilterRules
-from assets.lib.sources import FolderDefaults
+from assets.image_pool.logic.images import FilterRules
+from assets.image_pool.logic.sources import FolderDefaults
 
 
 class FolderSourceConfig(Config):
@@ -64,7 +64,7 @@ class FilterConfig(Config):
 class DedupConfig(Config):
     clip_threshold: float = Field(default=0.95, description="Cosine similarity at or above which CLIP calls two images near-duplicates")
     perceptual: dict[str, Any] = Field(
-        default={}, description="Overrides of assets.lib.perceptual.PerceptualParams (radii, verification thresholds)"
+        default={}, description="Overrides of assets.image_pool.logic.perceptual.PerceptualParams (radii, verification thresholds)"
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from assets.lib.perceptual import PerceptualHashes, PerceptualSignature
+from assets.image_pool.logic.perceptual import PerceptualHashes, PerceptualSignature
 from warehouse.db import Warehouse, registered
 
 HASH_COLUMNS = ("phash", "dhash", "phash_mirror", "view_hashes", "aspect_milli")

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.photocritique import photocritique_references
-from assets.reddit_settings import PhotocritiqueSettings
+from assets.photocritique.references import photocritique_references
+from assets.photocritique.settings import PhotocritiqueSettings
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.collection import write_source_records
-from assets.item_loop import Done, Item, Kept, run_items
-from assets.lib.reddit_images import locate, resolve_images
-from assets.lib.reddit_records import Post
-from assets.lib.sources import SourceRow
-from assets.reddit_ingest import reddit_posts
-from assets.reddit_settings import PhotocritiqueSettings
-from assets.step import recorded_step
+from assets.image_pool.collection import write_source_records
+from assets.core.item_loop import Done, Item, Kept, run_items
+from assets.photocritique.logic.image_links import locate, resolve_images
+from assets.photocritique.logic.reddit_records import Post
+from assets.image_pool.logic.sources import SourceRow
+from assets.photocritique.reddit_ingest import reddit_posts
+from assets.photocritique.settings import PhotocritiqueSettings
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import canonical_json, digest_of, entity_id
@@ -51,7 +51,6 @@ def image_source_row(post: Post, url: str, method: str, position: int, locator: 
 
 
 @asset(
-    group_name="photocritique",
     code_version="1",
     deps=[reddit_posts],
     description="Each candidate post's image candidates (direct, gallery order, imgur, crosspost parent, preview"

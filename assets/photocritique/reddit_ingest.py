@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.iteration import batched
-from assets.lib.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
-from assets.lib.reddit_records import (
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.logic.iteration import batched
+from assets.photocritique.logic.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
+from assets.photocritique.logic.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     UNSUPPORTED_FILE,
@@ -34,8 +34,8 @@ from assets.lib.reddit_records import (
     normalize_submission,
     parse_id_list,
 )
-from assets.reddit_settings import PhotocritiqueSettings
-from assets.step import Step, recorded_step
+from assets.photocritique.settings import PhotocritiqueSettings
+from assets.core.step import Step, recorded_step
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
 from resources.warehouse import WarehouseResource
@@ -611,7 +611,6 @@ def _read_comments(step: Step, writer: ObservationWriter, sources: list[RedditSo
 
 
 @asset(
-    group_name="photocritique",
     code_version="1",
     description="Candidate r/photocritique submissions (id lists or a subreddit window) from every configured source;"
     " every copy kept as an observation, merged by latest retrieval; unusable lines kept with a reason.",
@@ -630,7 +629,6 @@ def reddit_posts(
 
 
 @asset(
-    group_name="photocritique",
     code_version="1",
     deps=[reddit_posts],
     description="Every comment (any depth) of the candidate posts found, from every configured source;"

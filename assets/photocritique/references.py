@@ -10,17 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
-from assets.exports import Contents, ExportFile, publish
-from assets.item_loop import Done, Item, Kept, run_items
-from assets.lib.critique_filters import CommentDecision, FilterParams, select_references
-from assets.lib.reddit_records import Comment, Post
-from assets.pool import image_pool
-from assets.reddit_ingest import reddit_comments, reddit_posts
-from assets.reddit_post_images import candidate_entity, reddit_post_images
-from assets.reddit_settings import PhotocritiqueSettings
-from assets.step import Step, recorded_step
+from assets.core.exports import Contents, ExportFile, publish
+from assets.core.item_loop import Done, Item, Kept, run_items
+from assets.photocritique.logic.selection_rules import CommentDecision, FilterParams, select_references
+from assets.photocritique.logic.reddit_records import Comment, Post
+from assets.photocritique.reddit_ingest import reddit_comments, reddit_posts
+from assets.photocritique.post_images import candidate_entity, reddit_post_images
+from assets.photocritique.settings import PhotocritiqueSettings
+from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of, entity_id
@@ -279,9 +278,8 @@ def _comment_row(c: CommentDecision) -> dict:
 
 
 @asset(
-    group_name="photocritique",
     code_version="1",
-    deps=[reddit_posts, reddit_comments, reddit_post_images, image_pool],
+    deps=[reddit_posts, reddit_comments, reddit_post_images, AssetKey("image_pool")],
     description="The benchmark's filters on every candidate post and comment; kept posts get three ranked"
     " references; every exclusion keeps its reason (view photocritique_selection_flow).",
 )
@@ -330,7 +328,6 @@ ORDER BY d.post_id
 
 
 @asset(
-    group_name="photocritique",
     code_version="1",
     deps=[photocritique_references],
     description="One record per kept post (id, image path and hash, title, body, three ranked critiques with"

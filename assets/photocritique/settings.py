@@ -9,8 +9,8 @@ from typing import Optional
 from dagster import Config, ConfigurableResource, Failure
 from pydantic import Field
 
-from assets.lib.critique_filters import DEFAULT_BOT_BOILERPLATE, FilterParams
-from assets.lib.reddit_records import SubredditWindow, UsernameHasher
+from assets.photocritique.logic.selection_rules import DEFAULT_BOT_BOILERPLATE, FilterParams
+from assets.photocritique.logic.reddit_records import SubredditWindow, UsernameHasher
 
 
 class LocalImagesConfig(Config):

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pandas as pd
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
-from assets.lib.poem_rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
-from assets.poetry_scores import poem_scores
-from assets.poetry_survey import recognizability_items
+from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
+from assets.poetry.scores import poem_scores
+from assets.poetry.survey import recognizability_items
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource

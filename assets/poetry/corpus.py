@@ -1,4 +1,4 @@
-"""The poem corpus (TangPoetryBench section 3) into the warehouse; parsing lives in assets/lib/poems.py.
+"""The poem corpus (TangPoetryBench section 3) into the warehouse; parsing lives in assets/poetry/logic/poems.py.
 
 Each corpus file is read once per content hash, record by record through the item loop: every record becomes a
 ``poem`` or a rejection that keeps its locator (``file#row=N`` / ``file#record=N``) and reason, and an unexpected
@@ -14,10 +14,10 @@ from typing import Any
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, poem_records
-from assets.poetry_settings import PoetrySettings
-from assets.step import Step, recorded_step
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.poetry.logic.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, poem_records
+from assets.poetry.settings import PoetrySettings
+from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
@@ -27,7 +27,6 @@ POEM_STAGE = "poem_corpus"
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     description="Poems (id, title, author, original text, translation, themes, form) from JSON or CSV corpus files;"
     " every rejected record keeps its locator and reason.",

@@ -23,13 +23,13 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
-from assets.collection import write_source_records
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.poems import Poem, illustration_prompt, illustration_template
-from assets.lib.sources import SourceRow
-from assets.poetry_corpus import load_poems, poem_corpus
-from assets.poetry_settings import PoetrySettings
-from assets.step import Step, recorded_step
+from assets.image_pool.collection import write_source_records
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.poetry.logic.poems import Poem, illustration_prompt, illustration_template
+from assets.image_pool.logic.sources import SourceRow
+from assets.poetry.corpus import load_poems, poem_corpus
+from assets.poetry.settings import PoetrySettings
+from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.image_editing import ImageGeneratorsResource
 from resources.warehouse import WarehouseResource
@@ -48,7 +48,6 @@ def item_id_for(poem_id: str, generator: str) -> str:
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_corpus],
     description="Each poem illustrated by each configured text-to-image model with one fixed prompt (or, with none"

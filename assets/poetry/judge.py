@@ -1,8 +1,8 @@
 """The rubric-conditioned judge (TangPoetryBench section 5): the same written rubric people used, given to a model
 through the provider layer, scoring each illustration per dimension; and its agreement with people.
 
-Pure logic: assets/lib/poem_judge.py (request, schema, answer checks, the offline heuristic answer) and
-assets/lib/poem_stats.py (``judge_agreement``: mean absolute error, share within 0.05, per-poem Kendall tau of the
+Pure logic: assets/poetry/logic/rubric_judge.py (request, schema, answer checks, the offline heuristic answer) and
+assets/poetry/logic/stats.py (``judge_agreement``: mean absolute error, share within 0.05, per-poem Kendall tau of the
 image ordering). Images run through the item loop, ``judge_max_concurrency`` at a time; calls go through the
 shared caller: cached, logged in ``model_call``, one repair, and a rejection row for an answer that stays invalid.
 Dimensions the judge leaves null ("cannot tell") are left out of agreement.
@@ -12,17 +12,17 @@ import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.design_labelling import CallSettings
-from assets.lib.model_calls import CallOutcome
-from assets.lib.poem_judge import build_judge_request, parse_judgement, repair_request
-from assets.lib.poem_stats import judge_agreement
-from assets.model_call_store import role_caller
-from assets.poetry_corpus import load_poems
-from assets.poetry_illustrations import poem_illustrations
-from assets.poetry_scores import poem_scores
-from assets.poetry_settings import PoetrySettings
-from assets.step import recorded_step
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.model_calls import CallSettings
+from assets.core.model_calls import CallOutcome
+from assets.poetry.logic.rubric_judge import build_judge_request, parse_judgement, repair_request
+from assets.poetry.logic.stats import judge_agreement
+from assets.core.model_call_store import role_caller
+from assets.poetry.corpus import load_poems
+from assets.poetry.illustrations import poem_illustrations
+from assets.poetry.scores import poem_scores
+from assets.poetry.settings import PoetrySettings
+from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
@@ -34,7 +34,6 @@ JUDGE_STAGE = "poem_judge"
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_illustrations, poem_scores],
     description="Each illustration scored per rubric dimension by the configured model role (cached, logged); mean"

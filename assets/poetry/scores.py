@@ -1,6 +1,6 @@
 """Rubric scores per illustration and the benchmark's statistics (TangPoetryBench section 3, appendices C-D).
 
-Pure logic: assets/lib/poem_stats.py. Scores are recomputed from every kept response whenever the responses, the
+Pure logic: assets/poetry/logic/stats.py. Scores are recomputed from every kept response whenever the responses, the
 text labels or the settings change (a survey is small next to the images it rates); each image's score is an
 entity derived from the responses it averages and the text label it used.
 """
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from assets.exports import Contents, ExportFile, publish
-from assets.lib.poem_stats import ImageScore, bootstrap_ranks, image_scores, model_means, within_one_agreement
-from assets.lib.poem_survey import SurveyResponse
-from assets.poetry_settings import PoetrySettings
-from assets.poetry_survey import poem_survey_responses
-from assets.poetry_text_integrity import poem_text_integrity
-from assets.step import recorded_step
+from assets.core.exports import Contents, ExportFile, publish
+from assets.poetry.logic.stats import ImageScore, bootstrap_ranks, image_scores, model_means, within_one_agreement
+from assets.poetry.logic.survey_rows import SurveyResponse
+from assets.poetry.settings import PoetrySettings
+from assets.poetry.survey import poem_survey_responses
+from assets.poetry.text_integrity import poem_text_integrity
+from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
@@ -32,7 +32,6 @@ def kept_responses(con) -> list[SurveyResponse]:
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_survey_responses, poem_text_integrity],
     description="Per illustration: each rubric dimension's mean over kept raters (not-applicable answers excluded), the"
@@ -80,7 +79,6 @@ def poem_scores(context: AssetExecutionContext, warehouse: WarehouseResource) ->
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_scores],
     description="Within-one-level agreement per dimension on multi-rated images, per-model means per dimension, and a"
@@ -137,7 +135,6 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_benchmark_statistics],
     description="poem_images.jsonl (one record per illustration: poem, generator or stand-in, image, rubric scores,"

@@ -1,7 +1,7 @@
 """The two-phase survey (TangPoetryBench section 3, appendix D): phase-1 items with similarity-chosen distractors,
 the item sheet handed to the survey platform, and the platform's export read back with quality control.
 
-Pure logic: assets/lib/poem_distractors.py (distractors, option order) and assets/lib/poem_survey.py (parsing,
+Pure logic: assets/poetry/logic/distractors.py (distractors, option order) and assets/poetry/logic/survey_rows.py (parsing,
 quality control). A malformed survey row never costs the good rows: they are stored, the bad row (a line that is
 not UTF-8 is ``bad_encoding``) keeps its reason in ``poem_survey_bad_row`` and ``rejection``, and the step's
 metadata and a warning name every bad row so it gets fixed. Each export is read as one item of the item loop,
@@ -18,10 +18,10 @@ import pandas as pd
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.exports import ExportFile, write_file
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.poem_distractors import DISTRACTOR_METHOD, distractors, phase1_options
-from assets.lib.poem_survey import (
+from assets.core.exports import ExportFile, write_file
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.poetry.logic.distractors import DISTRACTOR_METHOD, distractors, phase1_options
+from assets.poetry.logic.survey_rows import (
     QcParams,
     RowProblem,
     SurveyError,
@@ -32,12 +32,12 @@ from assets.lib.poem_survey import (
     read_survey_rows,
     survey_row,
 )
-from assets.lib.sheets import read_sheet_file
-from assets.lib.textfiles import BAD_ENCODING
-from assets.poetry_corpus import load_poems
-from assets.poetry_illustrations import poem_illustrations
-from assets.poetry_settings import PoetrySettings
-from assets.step import Step, recorded_step
+from assets.core.logic.sheets import read_sheet_file
+from assets.core.logic.textfiles import BAD_ENCODING
+from assets.poetry.corpus import load_poems
+from assets.poetry.illustrations import poem_illustrations
+from assets.poetry.settings import PoetrySettings
+from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import insert_rows, registered
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
@@ -52,7 +52,6 @@ LETTERS = "ABCD"
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_illustrations],
     description="Phase-1 recognizability items: for each illustration the true poem and three distractors chosen by"
@@ -107,7 +106,6 @@ _ITEM_SHEET_QUERY = (
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[recognizability_items],
     description="Survey exports (phase 1 + the ten rubric dimensions per annotator and image) read back; quality"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
-from assets.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.lib.sheets import SheetError, read_sheet_file
-from assets.lib.text_integrity import TextAdjudicationSheetError, TextFinding, classify, final_label, parse_adjudications
-from assets.poetry_illustrations import poem_illustrations
-from assets.poetry_settings import PoetrySettings
-from assets.step import recorded_step
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.logic.sheets import SheetError, read_sheet_file
+from assets.poetry.logic.text_labels import TextAdjudicationSheetError, TextFinding, classify, final_label, parse_adjudications
+from assets.poetry.illustrations import poem_illustrations
+from assets.poetry.settings import PoetrySettings
+from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.ocr import OcrError, OcrResource
 from resources.warehouse import WarehouseResource
@@ -36,7 +36,6 @@ def _engine_key(ocr: OcrResource, engine) -> str:
 
 
 @asset(
-    group_name="poetry_benchmark",
     code_version="1",
     deps=[poem_illustrations],
     description="Offline OCR of every illustration (leaked poem text or other recognisable characters), overridden by"

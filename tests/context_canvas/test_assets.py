@@ -19,15 +19,15 @@ from dagster import AssetSelection, DagsterInstance, Definitions, define_asset_j
 from PIL import Image, ImageOps
 from scipy.stats import binom
 
-from assets.context_case_records import context_cases
-from assets.context_case_review import context_case_review
-from assets.context_export import context_canvas_export
+from assets.context_canvas.cases import context_cases
+from assets.context_canvas.review import context_case_review
+from assets.context_canvas.export import context_canvas_export
 from pipelines.assets import ALL_ASSETS, ALL_CHECKS
 from pipelines.config import build_resources, load_config
 from sample.context_fixture import write_context_sample
 from sample.make_corpus import build_corpus
-from tests.pipelines.critique_harness import failures, materialize
-from tests.pipelines.pool_harness import run_pool, step_summaries, write_config
+from tests.support.critique_harness import failures, materialize
+from tests.support.pool_harness import run_pool, step_summaries, write_config
 from tests.support.model_servers import OPENAI, ModelApiServer, wire_images, wire_schema, wire_system, wire_user_text
 from warehouse.db import Warehouse
 

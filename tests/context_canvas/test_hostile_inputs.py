@@ -8,9 +8,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.lib.context_cases import CaseFileError, CaseRejection, ContextCase, case_from_record, read_cases
-from tests.pipelines.critique_harness import failures, materialize
-from tests.pipelines.pool_harness import step_summaries, write_config
+from assets.context_canvas.logic.case_records import CaseFileError, CaseRejection, ContextCase, case_from_record, read_cases
+from tests.support.critique_harness import failures, materialize
+from tests.support.pool_harness import step_summaries, write_config
 from tests.support.hostile.context import _record, write_case_cases, write_review_sheets
 from tests.support.hostile.records import KEPT, read_all_or_file_error
 from warehouse.db import Warehouse

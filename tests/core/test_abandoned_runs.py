@@ -17,7 +17,7 @@ from pathlib import Path
 from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.instance.ref import InstanceRef
 
-from tests.pipelines.pool_harness import warehouse_for, write_config
+from tests.support.pool_harness import warehouse_for, write_config
 
 AESFORGE = str(Path(sys.executable).parent / "aesforge")
 

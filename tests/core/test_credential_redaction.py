@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.pipelines.critique_harness import critique_config
+from tests.support.critique_harness import critique_config
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import ModelApiServer
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-import assets.context_case_review as case_review
-import assets.context_shortcut_report as shortcut_report
-import assets.poetry_judge as poetry_judge
-from assets.lib.context_review import CRITERION_KEYS, SHEET_COLUMNS
-from tests.pipelines.critique_harness import failures, materialize
-from tests.pipelines.pool_harness import step_summaries, write_config
-from tests.pipelines.test_context_canvas import _csv_row, _picture, _write_cases_csv, _write_sheet
-from tests.pipelines.test_poetry_benchmark import TINY, _metadata, _ok, _run, _tiny_corpus, _write_config
+import assets.context_canvas.review as case_review
+import assets.context_canvas.shortcut_report as shortcut_report
+import assets.poetry.judge as poetry_judge
+from assets.context_canvas.logic.retention import CRITERION_KEYS, SHEET_COLUMNS
+from tests.support.critique_harness import failures, materialize
+from tests.support.pool_harness import step_summaries, write_config
+from tests.context_canvas.test_assets import _csv_row, _picture, _write_cases_csv, _write_sheet
+from tests.poetry.test_assets import TINY, _metadata, _ok, _run, _tiny_corpus, _write_config
 from warehouse.db import Warehouse
 from warehouse.ids import sha256_file
 

@@ -4,8 +4,8 @@ import errno
 
 import pytest
 
-from assets.item_loop import Item, Kept, Rejected, StepError, StopItems, request_retry, run_items
-from assets.step import Step
+from assets.core.item_loop import Item, Kept, Rejected, StepError, StopItems, request_retry, run_items
+from assets.core.step import Step
 from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import start_activity
 

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from assets.lib.model_calls import (
+from assets.core.model_calls import (
     REJECTED,
     VALID,
     BudgetExhausted,
@@ -25,7 +25,7 @@ from assets.lib.model_calls import (
     RateLimiter,
     cache_key,
 )
-from assets.model_call_store import WarehouseCallStore
+from assets.core.model_call_store import WarehouseCallStore
 from resources.model_providers import HTTP_ERROR, OK, ModelRequest, ModelResponse, OpenAIProvider
 from tests.support.model_servers import ModelApiServer, client_settings
 from warehouse.db import Warehouse, insert_rows

@@ -13,7 +13,7 @@ import pytest
 from filelock import FileLock, Timeout
 
 from pipelines.config import load_config
-from tests.pipelines.pool_harness import write_config
+from tests.support.pool_harness import write_config
 from warehouse.db import Warehouse, WarehouseLocked, storage_failure
 
 AESFORGE = str(Path(sys.executable).parent / "aesforge")

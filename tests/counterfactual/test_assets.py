@@ -11,8 +11,8 @@ from PIL import Image
 
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from tests.pipelines.critique_harness import critique_config
-from tests.pipelines.pool_harness import run_pool
+from tests.support.critique_harness import critique_config
+from tests.support.pool_harness import run_pool
 from tests.support.model_servers import InjectedFailure, ModelApiServer, invert_named_region
 from warehouse.db import Warehouse
 

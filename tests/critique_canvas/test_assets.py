@@ -5,7 +5,7 @@ runs at once, in real processes, are in test_critique_processes.py)."""
 import json
 from pathlib import Path
 
-from tests.pipelines.critique_harness import GEMINI_KEY, OPENAI_KEY, assert_complete_groups, built, materialize, remote_roles
+from tests.support.critique_harness import GEMINI_KEY, OPENAI_KEY, assert_complete_groups, built, materialize, remote_roles
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import MALFORMED_CONTENT, SLOW, InjectedFailure, ModelApiServer, wire_schema
 from warehouse.db import Warehouse

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from assets.lib.critique_schema import DIMENSION_IDS
-from tests.pipelines.critique_harness import built, failures, materialize
+from assets.critique_canvas.logic.answers import DIMENSION_IDS
+from tests.support.critique_harness import built, failures, materialize
 from warehouse.db import Warehouse
 
 AUDIT = {"round": "r1", "size": 9, "seed": 3, "min_reviewers": 2, "acceptance_rule": "majority"}

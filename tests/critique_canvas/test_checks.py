@@ -2,7 +2,7 @@
 
 import json
 
-from quality.critique_checks import GROUP_FACTS, critique_expectations
+from assets.critique_canvas.checks import GROUP_FACTS, critique_expectations
 from quality.gx_suite import validate
 from warehouse.db import Warehouse, insert_rows
 

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.pipelines.critique_harness import GEMINI_KEY, OPENAI_KEY, assert_complete_groups, critique_config, materialize, remote_roles
-from tests.pipelines.pool_harness import run_pool
+from tests.support.critique_harness import GEMINI_KEY, OPENAI_KEY, assert_complete_groups, critique_config, materialize, remote_roles
+from tests.support.pool_harness import run_pool
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import ModelApiServer
 from warehouse.db import Warehouse

@@ -10,12 +10,12 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 from PIL import Image
 
-from assets.lib.design_model import Design
-from assets.lib.design_perturb import OPERATIONS
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.perturb import OPERATIONS
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.design_fixture import build_design_fixture
-from tests.pipelines.pool_harness import write_config
+from tests.support.pool_harness import write_config
 from tests.support.design_model import remote_design_labeller
 from tests.support.model_servers import MALFORMED_CONTENT, InjectedFailure, ModelApiServer, wire_user_text
 from warehouse.db import Warehouse

@@ -7,11 +7,11 @@ import json
 
 from dagster import AssetKey, DagsterInstance
 
-import assets.design_ingest as design_ingest
-from assets.design_ingest import record_entity_id
+import assets.designs.ingest as design_ingest
+from assets.designs.ingest import record_entity_id
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from tests.pipelines.pool_harness import DATA_TABLES, write_config
+from tests.support.pool_harness import DATA_TABLES, write_config
 from tests.support.hostile.designs import RECORDS, RENDER, RENDERED, good_record, write_design_cases
 from warehouse.db import Warehouse
 

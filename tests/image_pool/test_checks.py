@@ -1,9 +1,9 @@
 import pandas as pd
 
 from quality.gx_suite import validate
-from quality.image_pool_checks import kept_pool_expectations
+from assets.image_pool.checks import kept_pool_expectations
 from sample import synth
-from tests.pipelines.pool_harness import run_pool, warehouse_for, write_config
+from tests.support.pool_harness import run_pool, warehouse_for, write_config
 
 
 def _pool_frame(**changes):

@@ -14,10 +14,10 @@ import io
 
 import pytest
 
-from assets.lib import fetching
-from assets.lib.fetching import CHUNK_BYTES, MAX_REDIRECTS, HttpFetcher
+from resources import fetching
+from resources.fetching import CHUNK_BYTES, MAX_REDIRECTS, HttpFetcher
 from pipelines.cli import main
-from tests.pipelines.pool_harness import DATA_TABLES, run_pool, step_summaries, warehouse_for, write_config
+from tests.support.pool_harness import DATA_TABLES, run_pool, step_summaries, warehouse_for, write_config
 from tests.support.hostile.http import CASES, KEPT, STREAM_TOTAL_BYTES, HostileImageHost, HttpCase, write_manifest
 
 TIMEOUT_S = 0.5

@@ -1,8 +1,8 @@
 """Hostile image files through the real image-pool job: every case gets exactly one outcome with the expected reason,
 the good images around them are kept, and a second run does no work and adds no rows."""
 
-from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
-from tests.pipelines.test_image_pool_resume import WITHOUT_CLIP
+from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+from tests.image_pool.test_resume import WITHOUT_CLIP
 from tests.support.hostile.images import KEPT, write_folder_cases, write_image_cases, write_manifest
 
 POOL_STAGES = ("source", "fetch", "decode", "filter", "dedup")

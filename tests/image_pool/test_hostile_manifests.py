@@ -4,7 +4,7 @@ good row around a bad one kept, and a second run that does no work and adds no r
 import hashlib
 import json
 
-from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
 from tests.support.hostile.manifests import KEPT, write_folder_cases, write_manifest_cases
 
 

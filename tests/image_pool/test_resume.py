@@ -3,12 +3,12 @@
 import boto3
 import pytest
 
-from assets import normalization
-from assets.lib.images import decode_normalized
-from assets.normalization import normalize_file
+from assets.image_pool import normalization
+from assets.image_pool.logic.images import decode_normalized
+from assets.image_pool.normalization import normalize_file
 from resources.blob_store import LocalBlobStore
 from sample import synth
-from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
 
 
 @pytest.fixture

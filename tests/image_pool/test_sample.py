@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sample.make_corpus import build_corpus
-from tests.pipelines.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
 from warehouse.db import Warehouse
 
 

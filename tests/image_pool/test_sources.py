@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sample import synth
-from tests.pipelines.pool_harness import run_pool, step_summaries, warehouse_for, write_config
+from tests.support.pool_harness import run_pool, step_summaries, warehouse_for, write_config
 
 
 def _jpeg(image) -> bytes:
@@ -147,7 +147,7 @@ def test_transient_failure_is_retried_next_run_and_nothing_else_is_fetched_again
     assert "flaky.jpg" not in _reasons(wh, "fetch")  # withdrawn once it succeeded
     summary = step_summaries(wh, own_sources["second"].run_id)["fetched_files"]
     assert summary == {"fetched": 1, "locators_pending": 1}
-    from tests.pipelines.test_image_pool_sources import _Handler
+    from tests.image_pool.test_sources import _Handler
 
     assert {p: n for p, n in _Handler.hits.items() if p != "/flaky.jpg"} == {
         p: n for p, n in own_sources["hits"].items() if p != "/flaky.jpg"
@@ -166,8 +166,7 @@ def test_mirrored_folder_copy_of_a_web_image_is_one_cluster(own_sources):
 
 
 def test_an_exception_on_one_manifest_row_is_that_rows_internal_error_and_is_not_retried_until_it_changes(tmp_path, monkeypatch):
-    from assets import collection
-
+    from assets.image_pool import collection
     manifest = tmp_path / "m.csv"
     lines = ["locator,license,domain", "a.png,CC0-1.0,virtual", "boom.png,CC0-1.0,virtual", "c.png,CC0-1.0,virtual"]
     manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")

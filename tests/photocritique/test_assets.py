@@ -14,7 +14,7 @@ from dagster import DagsterInstance
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.reddit_fixture import build_fixture
-from tests.pipelines.pool_harness import write_config
+from tests.support.pool_harness import write_config
 from tests.support.reddit_servers import ArchiveApiServer, RedditApiServer
 from warehouse.db import Warehouse
 from warehouse.ids import sha256_file

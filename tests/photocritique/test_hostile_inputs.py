@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipelines.conftest import archive, expected  # noqa: F401 - the fixture archive and its truth
-from tests.pipelines.pool_harness import write_config
-from tests.pipelines.test_photocritique import _photocritique_section, _run, _snapshot, outcome
+from tests.support.pool_harness import write_config
+from tests.photocritique.test_assets import _photocritique_section, _run, _snapshot, outcome
 from tests.support.hostile.reddit import POST, SOURCE, write_reddit_cases
 from warehouse.db import Warehouse
 

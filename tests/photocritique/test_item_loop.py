@@ -7,11 +7,11 @@ from pathlib import Path
 
 import zstandard
 
-import assets.reddit_post_images as post_images
-from assets.reddit_post_images import candidate_entity
+import assets.photocritique.post_images as post_images
+from assets.photocritique.post_images import candidate_entity
 from sample.reddit_fixture import build_fixture
-from tests.pipelines.pool_harness import step_summaries, write_config
-from tests.pipelines.test_photocritique import _photocritique_section, _run, outcome
+from tests.support.pool_harness import step_summaries, write_config
+from tests.photocritique.test_assets import _photocritique_section, _run, outcome
 from warehouse.db import Warehouse
 
 

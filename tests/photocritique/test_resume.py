@@ -16,12 +16,12 @@ import pytest
 import zstandard
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
-from assets.lib.reddit_dumps import DumpSource
+from assets.photocritique.logic.reddit_dumps import DumpSource
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.reddit_fixture import RedditFixture, build_fixture
-from tests.pipelines.pool_harness import step_summaries, write_config
-from tests.pipelines.test_photocritique import _assert_matches_expected, _photocritique_section, _snapshot, outcome
+from tests.support.pool_harness import step_summaries, write_config
+from tests.photocritique.test_assets import _assert_matches_expected, _photocritique_section, _snapshot, outcome
 from tests.support.reddit_servers import ArchiveApiServer, InjectedFailure
 from warehouse.db import Warehouse
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from sample import synth
-from tests.pipelines.pool_harness import warehouse_for, write_config
+from tests.support.pool_harness import warehouse_for, write_config
 
 AESFORGE = str(Path(sys.executable).parent / "aesforge")
 

@@ -12,8 +12,8 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel
 
-from assets.critique_canvas import CritiqueAuditSettings
-from assets.design_settings import ReviewConfig
+from assets.critique_canvas.critique_pairs import CritiqueAuditSettings
+from assets.designs.settings import ReviewConfig
 from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, SCHEMA_OVERRIDES, SECTIONS, build_resources, load_config
 from pipelines.config_check import ConfigError, _fields, _unwrap, known_keys_only
 

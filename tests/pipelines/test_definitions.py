@@ -1,5 +1,6 @@
 """The code location as `dagster dev` and the scheduler see it: graph, checks, schedule, sensor."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -8,34 +9,31 @@ from pathlib import Path
 
 from dagster import AssetKey, DagsterInstance, RunRequest, SkipReason, build_schedule_context, build_sensor_context
 
-from assets.settings import PoolSettings
+from assets.image_pool.settings import PoolSettings
 from pipelines.config import SAMPLE_CONFIG, load_config
-from pipelines.definitions import build_definitions
-from pipelines.jobs import manifest_change_sensor, weekly_image_pool_rebuild
+from pipelines.definitions import build_definitions, pipeline_definitions
+from assets.image_pool.definitions import weekly_image_pool_rebuild
+from assets.image_pool.manifest_sensor import manifest_change_sensor
 
 REPO = Path(__file__).resolve().parents[2]
-POOL_ASSETS = {
-    "source_records", "fetched_files", "normalized_images", "pool_candidates",
-    "perceptual_duplicates", "clip_duplicates", "image_pool",
-}
-PHOTOCRITIQUE_ASSETS = {
-    "reddit_posts", "reddit_comments", "reddit_post_images", "photocritique_references", "photocritique_export",
-}
+PIPELINES = pipeline_definitions()
+ASSETS = {name: {key.to_user_string() for a in defs.assets for key in a.keys} for name, defs in PIPELINES.items()}
+POOL_ASSETS, PHOTOCRITIQUE_ASSETS, CRITIQUE_CANVAS_ASSETS = ASSETS["image_pool"], ASSETS["photocritique"], ASSETS["critique_canvas"]
+DESIGN_ASSETS, POETRY_ASSETS, CONTEXT_ASSETS = ASSETS["designs"], ASSETS["poetry"], ASSETS["context_canvas"]
 
-CRITIQUE_CANVAS_ASSETS = {
-    "critique_pairs", "critique_splits", "critique_audit_sample", "critique_audit_report", "critique_canvas_export",
-}
 
-DESIGN_ASSETS = {
-    "design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
-    "design_questions", "design_reasoning_paths", "aeseval_export",
-}
-
-POETRY_ASSETS = {
-    "poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses", "poem_text_integrity",
-    "poem_scores", "poem_benchmark_statistics", "poem_judge_scores", "poetry_benchmark_export",
-}
-CONTEXT_ASSETS = {"context_cases", "context_case_review", "context_shortcut_report", "context_canvas_export"}
+def test_each_pipeline_package_owns_its_assets_under_its_group():
+    """Every asset of the code location comes from exactly one pipeline package and carries that package's group."""
+    assert set(PIPELINES) == {"context_canvas", "counterfactual", "critique_canvas", "designs", "image_pool", "photocritique",
+                              "poetry"}
+    owners = [name for name, keys in ASSETS.items() for _ in keys]
+    assert len(owners) == len({key for keys in ASSETS.values() for key in keys})
+    graph = build_definitions(load_config(SAMPLE_CONFIG)).resolve_asset_graph()
+    for name, defs in PIPELINES.items():
+        group = importlib.import_module(f"assets.{name}.definitions").GROUP
+        assert {graph.get(AssetKey(key)).group_name for key in ASSETS[name]} == {group}, name
+    assert {"image_pool", "critique_pairs", "aeseval_export", "poem_scores", "context_cases", "photocritique_references",
+            "counterfactual_edits"} <= {key for keys in ASSETS.values() for key in keys}
 
 
 def test_asset_graph_checks_and_lineage():

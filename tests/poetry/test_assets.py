@@ -22,8 +22,8 @@ import pytest
 import yaml
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
-from assets.lib.poem_rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
-from assets.lib.poems import illustration_template
+from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
+from assets.poetry.logic.poems import illustration_template
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.make_corpus import build_corpus

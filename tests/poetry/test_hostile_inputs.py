@@ -10,12 +10,12 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import assets.poetry_corpus as poetry_corpus
-import assets.poetry_survey as poetry_survey
-from assets.lib.poem_survey import parse_survey
-from assets.lib.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, read_poems
-from assets.lib.sheets import read_sheet_file
-from tests.pipelines.test_poetry_benchmark import _metadata, _ok, _run, _write_config
+import assets.poetry.corpus as poetry_corpus
+import assets.poetry.survey as poetry_survey
+from assets.poetry.logic.survey_rows import parse_survey
+from assets.poetry.logic.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, read_poems
+from assets.core.logic.sheets import read_sheet_file
+from tests.poetry.test_assets import _metadata, _ok, _run, _write_config
 from tests.support.hostile.poetry import STAND_IN_MODELS, write_corpus_cases, write_survey_cases
 from tests.support.hostile.records import KEPT, read_all_or_file_error
 from warehouse.db import Warehouse
@@ -208,7 +208,7 @@ _CELL = st.text(alphabet=string.printable + "é字\x00", max_size=12)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(_CELL, min_size=1, max_size=16), max_size=5), st.binary(max_size=40))
 def test_random_survey_rows_never_raise_out_of_the_survey_parser(tmp_path, rows, tail):
-    from assets.lib.poem_survey import SURVEY_COLUMNS, SurveyError
+    from assets.poetry.logic.survey_rows import SURVEY_COLUMNS, SurveyError
 
     path = tmp_path / "s.csv"
     text = "\n".join([",".join(SURVEY_COLUMNS), *(",".join(json.dumps(c) for c in row) for row in rows)])

@@ -15,8 +15,8 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from assets.lib.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, load_embedder
-from assets.lib.near_duplicates import similar_pairs
+from resources.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, load_embedder
+from assets.image_pool.logic.near_duplicates import similar_pairs
 from resources.clip_embedder import ClipEmbedderResource
 
 MODEL = "ViT-S-32"

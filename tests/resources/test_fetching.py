@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import pytest
 from PIL import Image
 
-from assets.lib import fetching
-from assets.lib.fetching import (
+from resources import fetching
+from resources.fetching import (
     BAD_CONTENT_TYPE,
     CHUNK_BYTES,
     CONNECTION_ERROR,
@@ -252,7 +252,7 @@ def _fetcher(**overrides: object) -> HttpFetcher:
     return HttpFetcher(**settings)  # type: ignore[arg-type]
 
 
-# --- content check (the decoder's, in assets.lib.images) ------------------------------
+# --- content check (the decoder's, in assets.image_pool.logic.images) ------------------------------
 
 
 @pytest.mark.parametrize(

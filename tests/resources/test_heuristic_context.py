@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from assets.lib.context_cases import ContextCase, validate_case
-from assets.lib.context_shortcuts import text_only_answers, text_only_guess
-from assets.lib.context_text_only import TEXT_ONLY_SCHEMA_NAME, answer_parser, build_text_only_request
-from assets.lib.design_labelling import CallSettings
-from assets.lib.poem_judge import JUDGE_SCHEMA_NAME, build_judge_request, heuristic_judgement, parse_judgement
-from assets.lib.poem_rubric import DIMENSIONS
-from assets.lib.poems import Poem
+from assets.context_canvas.logic.case_records import ContextCase, validate_case
+from assets.context_canvas.logic.shortcuts import text_only_answers, text_only_guess
+from assets.context_canvas.logic.text_only import TEXT_ONLY_SCHEMA_NAME, answer_parser, build_text_only_request
+from assets.core.model_calls import CallSettings
+from assets.poetry.logic.rubric_judge import JUDGE_SCHEMA_NAME, build_judge_request, heuristic_judgement, parse_judgement
+from assets.poetry.logic.rubric import DIMENSIONS
+from assets.poetry.logic.poems import Poem
 from resources.heuristic_provider import HeuristicProvider
 from resources.model_providers import INVALID_RESPONSE, OK
 

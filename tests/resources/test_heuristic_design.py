@@ -6,10 +6,10 @@ import json
 import pytest
 from PIL import Image
 
-from assets.lib import design_labelling as dl
-from assets.lib.design_judge import judge
-from assets.lib.design_model import Design, Element
-from assets.lib.design_render import render_design, to_png_bytes
+from assets.designs.logic import labelling as dl
+from assets.designs.logic.judge import judge
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.render import render_design, to_png_bytes
 from resources.heuristic_provider import HeuristicProvider
 from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest
 

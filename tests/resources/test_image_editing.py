@@ -297,7 +297,7 @@ def test_resource_takes_its_config_from_a_dagster_run(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("api", EDITORS)
 def test_a_counterfactual_spec_becomes_a_pending_synthetic_record(api: str) -> None:
-    from assets.lib.counterfactual import PENDING, CounterfactualSpec, edit_prompt, edit_record
+    from assets.counterfactual.logic.edit_pairs import PENDING, CounterfactualSpec, edit_prompt, edit_record
     from warehouse.ids import sha256_hex
 
     spec = CounterfactualSpec("ctx-7", "the red lantern in the left half", "replace it with a white paper lamp", "No", "Yes")

@@ -8,7 +8,7 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from assets.lib.reddit_records import (
+from assets.photocritique.logic.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

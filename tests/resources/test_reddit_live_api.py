@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import praw
 import pytest
 
-from assets.lib.reddit_records import (
+from assets.photocritique.logic.reddit_records import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

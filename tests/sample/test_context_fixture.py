@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from assets.lib.contact_sheet import band_height, contact_sheet
-from assets.lib.context_cases import ContextCase, read_cases, resolve_image
-from assets.lib.context_review import parse_reviews, retentions
-from assets.lib.context_shortcuts import shortcut_report, text_only_answers
+from assets.context_canvas.logic.contact_sheet import band_height, contact_sheet
+from assets.context_canvas.logic.case_records import ContextCase, read_cases, resolve_image
+from assets.context_canvas.logic.retention import parse_reviews, retentions
+from assets.context_canvas.logic.shortcuts import shortcut_report, text_only_answers
 from sample.context_fixture import EXPECTED_STATUS, main, write_context_sample
 from sample.make_corpus import build_corpus
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from assets.lib.design_records import REASON_CODES, read_design_folder
+from assets.designs.logic.crello_records import REASON_CODES, read_design_folder
 from sample.design_fixture import SPECS, build_design_fixture, main
 
 CRELLO_LIKE_FONTS = {"Montserrat", "Roboto", "Playfair Display", "Open Sans", "Lato", "Oswald", "Raleway"}
@@ -112,8 +112,8 @@ def test_fixture_folders_read_cleanly(built):
 
 
 def test_fixture_bold_headlines_survive_both_encodings_and_render_bold(built):
-    from assets.lib.design_render import render_design
-    from assets.lib.fonts import FontResolver
+    from assets.designs.logic.render import render_design
+    from assets.designs.logic.fonts import FontResolver
 
     out, expected = built
     bold = {design_id: entry["bold"] for design_id, entry in expected["designs"].items() if entry["bold"]}

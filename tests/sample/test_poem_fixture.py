@@ -4,9 +4,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from assets.lib.poem_distractors import distractors, phase1_options
-from assets.lib.poem_rubric import DIMENSION_KEYS, dimension
-from assets.lib.poems import Poem, read_poems
+from assets.poetry.logic.distractors import distractors, phase1_options
+from assets.poetry.logic.rubric import DIMENSION_KEYS, dimension
+from assets.poetry.logic.poems import Poem, read_poems
 from sample.poem_fixture import GENERATORS, write_poem_sample
 
 COLUMNS = ["annotator_id", "item_id", "phase1_choice", *DIMENSION_KEYS, "seconds", "annotator_group"]
@@ -105,7 +105,7 @@ def test_stand_ins_separate_by_quality(sample):
 
 
 def test_survey_parses_and_quality_control_excludes_the_planted_cases(sample):
-    poem_survey = pytest.importorskip("assets.lib.poem_survey")
+    poem_survey = pytest.importorskip("assets.poetry.logic.survey_rows")
     out, summary, _ = sample
     with (out / "survey.csv").open(encoding="utf-8", newline="") as stream:
         parsed = poem_survey.parse_survey(stream, "survey.csv", summary["answer_key"])

@@ -8,10 +8,10 @@ import numpy as np
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 from PIL import Image
 
-from assets.lib.critique_schema import DIMENSION_IDS
+from assets.critique_canvas.logic.answers import DIMENSION_IDS
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from tests.pipelines.pool_harness import run_pool, write_config
+from tests.support.pool_harness import run_pool, write_config
 from tests.support.model_servers import ModelApiServer
 from warehouse.db import Warehouse
 

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from assets.lib.reddit_records import RawItem, SourceProblem
+from assets.photocritique.logic.reddit_records import RawItem, SourceProblem
 
 MAX_ARCHIVE_IDS = 500
 """Most ids the archive API accepts in one request (Arctic Shift's limit)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.pipelines.pool_harness import write_config
+from tests.support.pool_harness import write_config
 from warehouse.db import Warehouse, WarehouseDamaged, pre_migration_copy, soundness_problem
 from warehouse.lineage import Entity, start_activity
 

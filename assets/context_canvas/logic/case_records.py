@@ -56,8 +56,8 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from assets.lib import sheets
-from assets.lib.textfiles import BAD_ENCODING, INVALID_JSON, Utf8Text, read_csv_table
+from assets.core.logic import sheets
+from assets.core.logic.textfiles import BAD_ENCODING, INVALID_JSON, Utf8Text, read_csv_table
 from warehouse.ids import digest_of
 
 REDISTRIBUTION = ("allowed", "restricted", "unknown")
@@ -548,7 +548,7 @@ _FIELD_OF = {"bad_option": "options", "rights_count": "rights"}
 
 
 def _csv_cases(path: Path, name: str) -> Iterator[tuple[str, Any, list[tuple[str, str]]]]:
-    """Each row decoded on its own (``assets/lib/textfiles.py``): a line that is not UTF-8 (``bad_encoding``) or a
+    """Each row decoded on its own (``assets/core/logic/textfiles.py``): a line that is not UTF-8 (``bad_encoding``) or a
     row with more or fewer cells than the header (``ragged_row``) is that row's rejection."""
     for record in read_csv_table(path, CSV_REQUIRED):
         if record.file_level:

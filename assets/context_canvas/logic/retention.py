@@ -18,8 +18,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from assets.lib import sheets
-from assets.lib.context_cases import ContextCase
+from assets.core.logic import sheets
+from assets.context_canvas.logic.case_records import ContextCase
 
 
 @dataclass(frozen=True)

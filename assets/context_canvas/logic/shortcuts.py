@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from assets.lib.context_cases import CaseOption, ContextCase
+from assets.context_canvas.logic.case_records import CaseOption, ContextCase
 
 SIGNIFICANCE = 0.05
 _WORD = re.compile(r"[a-z0-9]+")

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assets.lib.context_cases import ContextCase
-from assets.lib.critique_prompts import load_packaged_template, render
-from assets.lib.critique_schema import SchemaError, extract_json_object
-from assets.lib.design_labelling import CallSettings
-from assets.lib.model_calls import schema_repair_request
+from assets.context_canvas.logic.case_records import ContextCase
+from assets.core.templates import PromptFolder, render
+from assets.core.logic.json_answers import SchemaError, extract_json_object
+from assets.core.model_calls import CallSettings
+from assets.core.model_calls import schema_repair_request
 from resources.model_providers import ModelRequest
 
 TEXT_ONLY_SCHEMA_NAME = "context_text_only"
-TEMPLATE_FOLDER = "context"
+CONTEXT_PROMPTS = PromptFolder("assets.context_canvas.prompts", "context")
 TEMPLATE_NAME = "text_only_v1"
 TEXT_ONLY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -37,7 +37,7 @@ class TextOnlyAnswerError(ValueError):
 
 def build_text_only_request(case: ContextCase, settings: CallSettings) -> ModelRequest:
     """The case's model input without its images. ``context`` carries the same text for offline providers."""
-    template = load_packaged_template(TEMPLATE_FOLDER, TEMPLATE_NAME)
+    template = CONTEXT_PROMPTS.load(TEMPLATE_NAME)
     options = "\n".join(f"{o.option_id}: {o.text}" for o in case.options)
     proposed = f"Proposed assessment to evaluate: {case.proposed_assessment}" if case.proposed_assessment else ""
     system, user = render(template, scenario=case.scenario, question=case.question, options=options,

@@ -1,6 +1,6 @@
 """Measurable aesthetic facts about an image: exposure, contrast, colour, sharpness, lines and placement.
 
-Why: the offline critic (``assets.lib.heuristic_critic``) must say only what is true of the image in front of it,
+Why: the offline critic (``assets.critique_canvas.logic.heuristic_critic``) must say only what is true of the image in front of it,
 so every statement it makes is derived from one of these numbers. Everything is computed with numpy on a copy
 whose longest side is at most ``WORKING_SIDE`` pixels, which keeps one measurement in the tens of milliseconds and
 makes the numbers comparable across image sizes. The same pixels always give the same numbers.

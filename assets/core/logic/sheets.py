@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, TextIO, TypeVar
 
-from assets.lib.textfiles import read_lines
+from assets.core.logic.textfiles import read_lines
 
 T = TypeVar("T")
 

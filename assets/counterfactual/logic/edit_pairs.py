@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from assets.lib.textfiles import BAD_HEADER, read_csv_records
+from assets.core.logic.textfiles import BAD_HEADER, read_csv_records
 from warehouse.ids import digest_of, entity_id
 
 KIND = "counterfactual_edit"
@@ -397,7 +397,7 @@ def sheet_rows(
     duplicate_key: Callable[[Mapping[str, str]], Hashable | None],
     is_blank: Callable[[Mapping[str, str]], bool] = lambda cells: False,
 ) -> Iterator[SheetRow]:
-    """The rows of a CSV sheet, decoded line by line (assets/lib/textfiles.py: a line that is not UTF-8, or a row
+    """The rows of a CSV sheet, decoded line by line (assets/core/logic/textfiles.py: a line that is not UTF-8, or a row
     with more or fewer cells than the header, is that row's problem and the others are read). A header without
     the ``required`` columns is one ``file_level`` ``bad_header`` row; a row ``is_blank`` calls blank (nothing
     filled in yet) is skipped; a row whose ``duplicate_key`` an earlier row had is ``duplicate_id`` naming that

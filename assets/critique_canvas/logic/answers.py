@@ -9,12 +9,12 @@ Acceptance of a pair is computed from the verifier's checks, never read from the
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assets.core.logic.json_answers import INVALID_JSON, SchemaError, extract_json_object
 from warehouse.ids import digest_of, entity_id
 
 DOMAINS = ("photography", "painting", "virtual")
@@ -58,7 +58,6 @@ DIMENSIONS: tuple[Dimension, ...] = (
 DIMENSION_IDS: tuple[str, ...] = tuple(d.id for d in DIMENSIONS)
 
 # Reason codes, stable: they are stored with rejected items and counted in reports.
-INVALID_JSON = "invalid_json"
 WRONG_SHAPE = "wrong_shape"
 UNKNOWN_DIMENSION = "unknown_dimension"
 TOO_MANY_DIMENSIONS = "too_many_dimensions"
@@ -70,15 +69,6 @@ VERDICT_COUNT = "verdict_count"
 VERDICT_PAIRS = "verdict_pairs"
 REASON_CODES = (INVALID_JSON, WRONG_SHAPE, UNKNOWN_DIMENSION, TOO_MANY_DIMENSIONS, DUPLICATE_DIMENSION, WRONG_PAIR_COUNT,
                 EMPTY_TEXT, IMPROVEMENT_COUNT, VERDICT_COUNT, VERDICT_PAIRS)
-
-
-class SchemaError(ValueError):
-    """A model answer that does not meet its schema; ``reason_code`` is one of REASON_CODES."""
-
-    def __init__(self, reason_code: str, detail: str) -> None:
-        super().__init__(f"{reason_code}: {detail}")
-        self.reason_code = reason_code
-        self.detail = detail
 
 
 # --- JSON Schemas (OpenAI json_schema strict mode and Gemini response_json_schema both accept these) -------------
@@ -193,30 +183,6 @@ class Verdict:
 
 
 # --- extraction and validation ------------------------------------------------------------------------------
-
-# A "{" that opens a JSON object (a key or an empty object follows); other braces are taken for prose.
-_OBJECT_START = re.compile(r"\{\s*[\"}]")
-
-
-def extract_json_object(text: str) -> dict[str, Any]:
-    """The first complete JSON object in ``text``, ignoring fences and prose around it.
-
-    Only braces that look like an object start are tried, so a truncated answer fails as ``invalid_json``
-    instead of quietly yielding one of its inner objects.
-    """
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        start = match.start()
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as exc:
-            if _OBJECT_START.match(text, start):
-                raise SchemaError(INVALID_JSON, f"the JSON object at character {start} does not parse "
-                                                f"({exc.msg} at character {exc.pos})") from None
-            continue
-        return value
-    raise SchemaError(INVALID_JSON, "no JSON object found in the answer")
-
 
 def _field(obj: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], where: str) -> Any:
     if key not in obj:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import TextIO
 
-from assets.lib import sheets
+from assets.core.logic import sheets
 from warehouse.ids import digest_of
 
 ALLOCATIONS = ("proportional", "equal")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from assets.lib.critique_prompts import (
+from assets.critique_canvas.logic.prompts import (
     RenderedPrompt,
     annotator_prompt,
     annotator_template,
@@ -19,7 +19,7 @@ from assets.lib.critique_prompts import (
     repair_prompt,
     verifier_prompt,
 )
-from assets.lib.critique_schema import (
+from assets.critique_canvas.logic.answers import (
     DIALOGUE_SCHEMA,
     DOMAINS,
     PLAN_SCHEMA,
@@ -31,7 +31,7 @@ from assets.lib.critique_schema import (
     parse_plan,
     parse_verdicts,
 )
-from assets.lib.model_calls import VALID, CallOutcome, ModelCaller
+from assets.core.model_calls import VALID, CallOutcome, ModelCaller
 from resources.model_providers import ModelRequest
 from warehouse.ids import digest_of
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assets.lib.critique_schema import DIMENSION_IDS, DIMENSIONS, DOMAINS, MAX_DIMENSIONS, N_PAIRS
-from assets.lib.image_measures import ImageMeasures
+from assets.critique_canvas.logic.answers import DIMENSION_IDS, DIMENSIONS, DOMAINS, MAX_DIMENSIONS, N_PAIRS
+from assets.core.logic.image_measures import ImageMeasures
 
 MEDIUM = {"photography": "photograph", "painting": "painting", "virtual": "illustration"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assets.core.prompts import PromptFolder, PromptTemplate, RenderedPrompt, pretty_json, rendered, repair_template
+from assets.core.templates import PromptFolder, PromptTemplate, RenderedPrompt, pretty_json, rendered, repair_template
 from assets.critique_canvas.logic.answers import DOMAINS, SCHEMAS, Dialogue, Plan, SchemaError
 
 CRITIQUE_PROMPTS = PromptFolder("assets.critique_canvas.prompts", "critique")

@@ -1,4 +1,4 @@
-"""Ingestion of Crello-format design records into the canonical ``Design`` (assets/lib/design_model.py).
+"""Ingestion of Crello-format design records into the canonical ``Design`` (assets/designs/logic/design_model.py).
 
 Why: AesEval (seed paper 003, section 3.2) perturbs professional Crello designs at the JSON level and
 re-renders them from their layers. Crello ships in two encodings and as JSON-plus-layers or Parquet; every
@@ -95,7 +95,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from assets.lib.design_model import RGB, TEXT_ALIGNS, Design, Element
+from assets.designs.logic.design_model import RGB, TEXT_ALIGNS, Design, Element
 from warehouse.ids import sha256_hex
 
 FORMATS = ("auto", "crello-v4", "crello-v5")

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assets.lib.design_perturb import OPERATION_NAMES
+from assets.designs.logic.perturb import OPERATION_NAMES
 
 DIMENSIONS = ("layout", "color", "font", "graphics")
 

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from assets.lib.design_model import Design, Element
+from assets.designs.logic.design_model import Design, Element
 from warehouse.ids import digest_of
 
 JUDGE_VERSION = "1"

@@ -3,7 +3,7 @@
 Why: people can review only a sample; the paper labels the rest with a strong vision-language model that sees a
 few human-judged examples and the box of the edited element as a prior, and then asks a model to write reasoning
 paths that tie an indicator to concrete element boxes. This module decides what to ask and what an answer means;
-the provider layer (``resources.model_providers``) sends it and ``assets.lib.model_calls.ModelCaller`` caches,
+the provider layer (``resources.model_providers``) sends it and ``assets.core.model_calls.ModelCaller`` caches,
 logs and repairs it. Two request builders, two parsers:
 
 - ``build_label_request`` / ``parse_label``: ``{"flawed": bool, "reason": str, "box": [x1, y1, x2, y2] | null}``;
@@ -16,7 +16,7 @@ is within ``tolerance`` pixels (each coordinate) of some element's citable or un
 names an element of the design. Parsers raise ``DesignLabelError`` (a ValueError with a ``reason_code``), which
 is what ``ModelCaller`` records and repairs by.
 
-Templates live in ``assets/prompts/design/*.txt`` in the critique templates' format (header with id, version and
+Templates live in ``assets/designs/prompts/*.txt`` in the critique templates' format (header with id, version and
 role, then ``[system]`` and ``[user]``); their sha256 goes into ``request.context`` and ``labelling_digest``.
 The request's ``context`` carries the structured inputs (design record, indicator, boxes) for offline providers;
 it is never sent to a remote API. No API key is ever touched here: the provider layer holds keys.
@@ -33,16 +33,15 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from assets.lib.critique_prompts import PromptTemplate, load_packaged_template, load_template, render
-from assets.lib.critique_prompts import template_names as critique_template_names
-from assets.lib.critique_schema import SchemaError, extract_json_object
-from assets.lib.design_judge import Judgement, clip_box, element_bounds
-from assets.lib.design_model import Design, Element
-from assets.lib.model_calls import schema_repair_request
+from assets.core.templates import PromptFolder, PromptTemplate, render, repair_template
+from assets.core.logic.json_answers import SchemaError, extract_json_object
+from assets.designs.logic.judge import Judgement, clip_box, element_bounds
+from assets.designs.logic.design_model import Design, Element
+from assets.core.model_calls import CallSettings, schema_repair_request
 from resources.model_providers import ModelRequest
 from warehouse.ids import digest_of
 
-TEMPLATE_FOLDER = "design"
+DESIGN_PROMPTS = PromptFolder("assets.designs.prompts", "design")
 LABEL_SCHEMA_NAME = "design_label"
 REASONING_SCHEMA_NAME = "design_reasoning"
 TASKS = ("judgment", "selection", "localisation")
@@ -126,18 +125,18 @@ SCHEMAS: dict[str, dict[str, Any]] = {LABEL_SCHEMA_NAME: LABEL_SCHEMA, REASONING
 
 
 def template_names() -> tuple[str, ...]:
-    return critique_template_names(TEMPLATE_FOLDER)
+    return DESIGN_PROMPTS.names()
 
 
 def load_design_template(name: str) -> PromptTemplate:
     """The packaged template ``design/<name>.txt``."""
-    return load_packaged_template(TEMPLATE_FOLDER, name)
+    return DESIGN_PROMPTS.load(name)
 
 
 def labelling_digest() -> str:
     """Identity of the labelling prompts and answer formats: a change to either is a new configuration."""
     return digest_of([[load_design_template(n).sha256 for n in ("labeller", "reasoning")],
-                      load_template("repair").sha256, SCHEMAS])
+                      repair_template().sha256, SCHEMAS])
 
 
 # --- boxes -------------------------------------------------------------------------------------------------------
@@ -253,15 +252,6 @@ class LabelledExample:
     def __repr__(self) -> str:  # image bytes are not worth printing
         return (f"LabelledExample(flawed={self.flawed!r}, reason={self.reason!r}, box={self.box!r}, "
                 f"design_id={self.design_id!r}, image={'<%d bytes>' % len(self.image) if self.image else None})")
-
-
-@dataclass(frozen=True)
-class CallSettings:
-    """Model and sampling for one kind of labelling call (part of the labelling configuration)."""
-
-    model: str
-    temperature: float = 0.0
-    max_output_tokens: int = 1024
 
 
 def _example_lines(examples: Sequence[LabelledExample], with_sheet: bool) -> str:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from assets.lib.design_model import RGB, Box, Design, Element
+from assets.designs.logic.design_model import RGB, Box, Design, Element
 from warehouse.ids import digest_of
 
 # --- the operation registry -------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assets.lib.design_model import Design
+from assets.designs.logic.design_model import Design
 from warehouse.ids import digest_of
 
 JUDGMENT = "aesthetic_judgment"

@@ -1,4 +1,4 @@
-"""Render a :class:`~assets.lib.design_model.Design` to pixels with Pillow (AesEval's Render(M'), seed 003).
+"""Render a :class:`~assets.designs.logic.design_model.Design` to pixels with Pillow (AesEval's Render(M'), seed 003).
 
 A perturbation is a change to the record, so every perturbed design must be re-rendered from the record
 alone, the same way every time. The rules, in the order they are applied:
@@ -13,7 +13,7 @@ alone, the same way every time. The rules, in the order they are applied:
   (how a colour perturbation on a shape becomes visible). Elements without a layer but with a colour are
   filled boxes; with neither they draw nothing (warning).
 - Text elements are re-typeset from their attributes (their pre-rendered layer, if any, is ignored so font,
-  size and colour changes show): the face from :mod:`assets.lib.fonts`, asked for with the element's
+  size and colour changes show): the face from :mod:`assets.designs.logic.fonts`, asked for with the element's
   ``bold`` / ``italic`` appended to the font name as style words (see :func:`styled_font_name`), so a bold
   text gets the family's bold face when one is installed; ``font_size`` px × scale;
   ``capitalize`` upper-cases; paragraphs split at newlines, runs of spaces collapse (CSS ``white-space:
@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from assets.lib.design_model import EFFECTS, ELEMENT_TYPES, TEXT_ALIGNS, Design, Element
-from assets.lib.fonts import LAST_RESORT, FontChoice, FontResolver, default_resolver, is_cjk, parse_request
+from assets.designs.logic.design_model import EFFECTS, ELEMENT_TYPES, TEXT_ALIGNS, Design, Element
+from assets.designs.logic.fonts import LAST_RESORT, FontChoice, FontResolver, default_resolver, is_cjk, parse_request
 
 WHITE = (255, 255, 255, 255)
 DEFAULT_TEXT_COLOR = (0, 0, 0)

@@ -3,7 +3,7 @@
 After AesEval section 3.2 "Human-in-the-Loop Aesthetic Review" (seed paper 003): an annotator sees a rendered design
 and the definition of one indicator and says whether the design has that flaw; several annotators per item, and the
 final label is their majority. The label then decides the answers of the three question formats
-(assets/lib/design_questions.py).
+(assets/designs/logic/question_formats.py).
 
 Sheets are CSV because annotators work in spreadsheets; rows are numbered as a spreadsheet shows them (the header is
 row 1) so an error points at the cell to fix. A sheet is read whole or not at all: one bad row rejects the sheet and
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from assets.lib.sheets import SheetError, SheetReader
+from assets.core.logic.sheets import SheetError, SheetReader
 from warehouse.ids import digest_of
 
 SHEET_COLUMNS = ("review_round", "item_id", "design_id", "image", "indicator", "definition", "annotator", "vote", "comment")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFile
 
-from assets.lib.perceptual import MIN_SIGNATURE_SIDE
+from assets.image_pool.logic.perceptual import MIN_SIGNATURE_SIDE
 
 # Reason codes.
 NOT_AN_IMAGE = "not_an_image"  # nothing any decoder recognises: a web page, text, random bytes

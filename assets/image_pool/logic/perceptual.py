@@ -44,7 +44,7 @@ import numpy as np
 from PIL import Image, ImageOps
 from scipy import sparse
 
-from assets.lib.hamming_index import MultiIndexHammingIndex
+from assets.image_pool.logic.hamming_index import MultiIndexHammingIndex
 
 K = TypeVar("K", bound=Hashable)
 
@@ -598,7 +598,7 @@ _FRAME_SLOT_FILTER = np.array([[True, False], [False, True]] + [[True, False]] *
 class PerceptualMatcher(Generic[K]):
     """Streaming near-duplicate matcher: each new image is matched against everything indexed before it.
 
-    Memory per indexed image (measured in tests/assets/test_perceptual.py):
+    Memory per indexed image (measured in tests/image_pool/logic/test_perceptual.py):
     26 hash codes in two :class:`MultiIndexHammingIndex` arrays (8 bytes per
     code + 12 per code and chunk: ~1.5 KB with 4 chunks), 4 bytes of aspect,
     and the caller's key (kept in a list and a key -> id dict).  Thumbnails are

@@ -1,6 +1,6 @@
 """Reading provenance records from manifests (CSV or JSONL) and local image folders.
 
-A manifest is read line by line (``assets.lib.textfiles``), so a manifest of millions of rows never sits in
+A manifest is read line by line (``assets.core.logic.textfiles``), so a manifest of millions of rows never sits in
 memory and one bad line (a latin-1 byte, a ragged row, broken JSON) is that line's problem while every other
 line is read. Each line becomes a :class:`ManifestRow`, and :func:`source_row` turns one into a ``SourceRow``; a
 row that cannot be used still becomes one, carrying the reason in ``problem`` so the collection stage keeps it in
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from assets.lib.textfiles import BAD_HEADER, EMPTY_FILE, line_locator, read_csv_records, read_jsonl_records
+from assets.core.logic.textfiles import BAD_HEADER, EMPTY_FILE, line_locator, read_csv_records, read_jsonl_records
 from warehouse.ids import digest_of, entity_id, sha256_file
 
 DOMAINS = ("photography", "painting", "virtual")

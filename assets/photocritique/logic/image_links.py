@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from assets.lib.reddit_records import Post
+from assets.photocritique.logic.reddit_records import Post
 
 NO_IMAGE = "no_image"
 IMAGE_UNSUPPORTED = "image_unsupported"

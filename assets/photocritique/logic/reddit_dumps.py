@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import zstandard
 
-from assets.lib.reddit_records import (
+from assets.photocritique.logic.reddit_records import (
     BAD_FIELD_TYPE,
     MALFORMED_JSON,
     MISSING_FIELD,
@@ -50,7 +50,7 @@ from assets.lib.reddit_records import (
     SubredditWindow,
     where,
 )
-from assets.lib.textfiles import BAD_ENCODING, EMPTY_FILE
+from assets.core.logic.textfiles import BAD_ENCODING, EMPTY_FILE
 
 SUBMISSION = "submission"
 COMMENT = "comment"

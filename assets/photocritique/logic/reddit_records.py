@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, Self, TypeVar
 
-from assets.lib.textfiles import read_lines
+from assets.core.logic.textfiles import read_lines
 from warehouse.ids import digest_of
 
 # Reason codes for problems met while reading a source (stable strings, stored in the warehouse).

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from assets.lib.reddit_records import Comment, Post
+from assets.photocritique.logic.reddit_records import Comment, Post
 
 # Post reasons, in the order they are checked.
 POST_DELETED = "post_deleted"

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from assets.lib.poems import Poem
+from assets.poetry.logic.poems import Poem
 from warehouse.ids import digest_of
 
 OPTION_LETTERS = ("A", "B", "C", "D")

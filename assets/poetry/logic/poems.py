@@ -6,7 +6,7 @@ immutable ``Poem`` records that carry where they came from (``locator``: ``poems
 names the poem in the warehouse independently of the corpus's own ``poem_id``.
 
 ``read_poems`` streams: a JSON list (or ``{"poems": [...]}``) is decoded one record at a time, a CSV one line at a
-time (``assets/lib/textfiles.py``), so a large corpus never sits in memory whole and one bad line costs only its
+time (``assets/core/logic/textfiles.py``), so a large corpus never sits in memory whole and one bad line costs only its
 row. A record that is wrong is yielded as a ``PoemRejection`` (locator, reason code, detail) and reading goes on:
 a CSV line that is not UTF-8 is ``bad_encoding``, a row with more or fewer cells than the header ``ragged_row``.
 JSON cannot be resynchronised after a syntax error, so a JSON file that breaks part-way keeps the records before
@@ -20,7 +20,7 @@ required and non-empty; ``translation``, ``form`` and ``source`` are optional te
 strings (or, in CSV, ``;``-separated, or a JSON list in the cell). A later record repeating a ``poem_id`` is
 rejected, naming where the first one was. Unknown fields are ignored.
 
-The illustration prompt is a versioned text template (``assets/prompts/poetry/illustration_v<N>.txt``: a header
+The illustration prompt is a versioned text template (``assets/poetry/prompts/illustration_v<N>.txt``: a header
 with ``id`` and ``version``, a ``---`` line, then the prompt with ``$title``, ``$author`` and ``$content``); its
 sha256 covers the whole file, so an edit changes provenance even when nobody bumps the version.
 """
@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from assets.lib.textfiles import BAD_ENCODING, Utf8Text, read_csv_table
+from assets.core.logic.textfiles import BAD_ENCODING, Utf8Text, read_csv_table
 from warehouse.ids import digest_of, entity_id, sha256_hex
 
 POEM_ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
@@ -53,7 +53,7 @@ BAD_POEM_ID = "bad_poem_id"            # characters outside [A-Za-z0-9._-]
 DUPLICATE_POEM_ID = "duplicate_poem_id"
 BAD_THEMES = "bad_themes"              # themes not a list of non-empty strings
 NOT_AN_OBJECT = "not_an_object"        # a JSON record that is not an object
-# The reader's own codes (assets/lib/textfiles.py): bad_encoding (a line that is not UTF-8), ragged_row (a CSV row
+# The reader's own codes (assets/core/logic/textfiles.py): bad_encoding (a line that is not UTF-8), ragged_row (a CSV row
 # with more or fewer cells than the header), invalid_json (the JSON breaks after some records: the rest is not read).
 REASON_CODES = (MISSING_FIELD, EMPTY_FIELD, WRONG_TYPE, BAD_POEM_ID, DUPLICATE_POEM_ID, BAD_THEMES, NOT_AN_OBJECT)
 
@@ -224,7 +224,7 @@ def _json_type(value: Any) -> str:
 
 
 def _csv_records(path: Path, name: str) -> Iterator[tuple[str, Any]]:
-    """Rows keyed by header, each decoded on its own (``assets/lib/textfiles.py``), located by the physical line
+    """Rows keyed by header, each decoded on its own (``assets/core/logic/textfiles.py``), located by the physical line
     the row starts on (``#line=N``; the header is line 1; a quoted cell spanning lines is one row)."""
     for record in read_csv_table(path, REQUIRED_FIELDS):
         if record.file_level:
@@ -358,7 +358,7 @@ class _JsonScanner:
 
 # --- the illustration prompt ------------------------------------------------------------------------------------
 
-TEMPLATE_PACKAGE = "assets.prompts"
+TEMPLATE_PACKAGE = "assets.poetry.prompts"
 TEMPLATE_FOLDER = "poetry"
 ILLUSTRATION_TEMPLATE_VERSION = "1"
 ILLUSTRATION_PLACEHOLDERS = frozenset({"title", "author", "content"})
@@ -376,7 +376,7 @@ class IllustrationTemplate:
 def illustration_template(version: str = ILLUSTRATION_TEMPLATE_VERSION) -> IllustrationTemplate:
     """The packaged template ``poetry/illustration_v<version>.txt``; its header must name it."""
     source = f"{TEMPLATE_FOLDER}/illustration_v{version}.txt"
-    entry = resources.files(TEMPLATE_PACKAGE).joinpath(source)
+    entry = resources.files(TEMPLATE_PACKAGE).joinpath(f"illustration_v{version}.txt")
     if not entry.is_file():
         raise ValueError(f"no illustration prompt template version {version!r} ({source} is not packaged)")
     content = entry.read_bytes()

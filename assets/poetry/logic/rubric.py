@@ -11,7 +11,7 @@ shown" (c) is not applicable while d, e and f are graded. The letters are what a
 so they are kept as the survey used them.
 
 Text integrity is asked in the survey as a yes/no question (a: no text issue, b: a text issue); its final
-label per image comes from OCR or adjudication (``assets/lib/text_integrity.py``), not from this vote.
+label per image comes from OCR or adjudication (``assets/poetry/logic/text_labels.py``), not from this vote.
 """
 
 from __future__ import annotations

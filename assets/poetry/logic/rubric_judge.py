@@ -3,17 +3,17 @@
 Why: the paper's evaluator scores an image against the same written rubric the annotators used, one option per
 dimension, so its answers can be compared with people's dimension by dimension (mean absolute error, share within
 0.05, per-poem ranking). This module decides what is asked and what an answer means; the provider layer
-(``resources.model_providers``) sends it and ``assets.lib.model_calls.ModelCaller`` caches, logs and repairs it.
+(``resources.model_providers``) sends it and ``assets.core.model_calls.ModelCaller`` caches, logs and repairs it.
 
-- ``build_judge_request``: the poem, the image and the rubric written out from ``assets.lib.poem_rubric`` (every
+- ``build_judge_request``: the poem, the image and the rubric written out from ``assets.poetry.logic.rubric`` (every
   dimension with its option letters, their meanings and scores; not-applicable options say so), rendered from the
-  versioned template ``assets/prompts/poetry/judge_v1.txt`` (critique-template format).
+  versioned template ``assets/poetry/prompts/judge_v1.txt`` (critique-template format).
 - ``parse_judgement``: checks an answer of the ``poem_rubric_scores`` schema and maps each option to its rubric
   score. An option of ``null`` means the judge could not tell; it scores None and, like a not-applicable option,
   is left out of agreement. Failures raise ``JudgeAnswerError`` (a ValueError with a ``reason_code``), which is
   what ``ModelCaller`` records and repairs by.
 - ``heuristic_judgement``: the offline answer in the same shape, computed from the image's measurements
-  (``assets.lib.image_measures``) and a noise estimate. It rates only what pixels can show (technical quality;
+  (``assets.core.logic.image_measures``) and a noise estimate. It rates only what pixels can show (technical quality;
   artistic style where the palette is conclusive) and answers null, saying why, for everything else.
 
 The request's ``context`` carries the structured inputs (schema name, item, poem) for offline providers; it is
@@ -30,19 +30,19 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from assets.lib.critique_prompts import PromptTemplate, load_packaged_template, load_template, render
-from assets.lib.critique_schema import SchemaError, extract_json_object
-from assets.lib.design_labelling import CallSettings
-from assets.lib.image_measures import WORKING_SIDE, ImageMeasures, measure
-from assets.lib.model_calls import schema_repair_request
-from assets.lib.poem_rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, Dimension, dimension
-from assets.lib.poems import Poem
+from assets.core.templates import PromptFolder, PromptTemplate, render, repair_template
+from assets.core.logic.json_answers import SchemaError, extract_json_object
+from assets.core.model_calls import CallSettings
+from assets.core.logic.image_measures import WORKING_SIDE, ImageMeasures, measure
+from assets.core.model_calls import schema_repair_request
+from assets.poetry.logic.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, Dimension, dimension
+from assets.poetry.logic.poems import Poem
 from resources.model_providers import ModelRequest
 from warehouse.ids import digest_of
 
 JUDGE_SCHEMA_NAME = "poem_rubric_scores"
 JUDGE_TEMPLATE = "judge_v1"
-TEMPLATE_FOLDER = "poetry"
+POETRY_PROMPTS = PromptFolder("assets.poetry.prompts", "poetry")
 
 # Reason codes, stable: stored with rejected answers and counted in reports.
 INVALID_JSON = "invalid_json"
@@ -105,7 +105,7 @@ JUDGE_SCHEMA: dict[str, Any] = {
 
 def load_judge_template(name: str = JUDGE_TEMPLATE) -> PromptTemplate:
     """The packaged template ``poetry/<name>.txt``."""
-    return load_packaged_template(TEMPLATE_FOLDER, name)
+    return POETRY_PROMPTS.load(name)
 
 
 def _score_text(score: float | None) -> str:
@@ -126,7 +126,7 @@ def judge_digest() -> str:
     """Identity of the judge configuration apart from the model: prompt templates, answer schema and rubric.
     A change to any of them is a new configuration (and a new cache key)."""
     rubric = [[d.key, d.asks, [[o.letter, o.meaning, o.score] for o in d.options]] for d in DIMENSIONS]
-    return digest_of([load_judge_template().sha256, load_template("repair").sha256, JUDGE_SCHEMA, RUBRIC_VERSION,
+    return digest_of([load_judge_template().sha256, repair_template().sha256, JUDGE_SCHEMA, RUBRIC_VERSION,
                       rubric])
 
 

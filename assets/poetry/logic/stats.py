@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import kendalltau
 
-from assets.lib.poem_rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
-from assets.lib.poem_survey import SurveyResponse
+from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
+from assets.poetry.logic.survey_rows import SurveyResponse
 
 QUALITY = "quality"
 RECOGNIZABILITY = "recognizability"

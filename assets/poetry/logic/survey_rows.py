@@ -2,7 +2,7 @@
 
 After TangPoetryBench (section 3, appendix D): each annotator sees one image, first picks which of four poems it
 illustrates (phase 1, recognizability), then, with the true poem shown, answers the ten rubric questions of
-``assets/lib/poem_rubric.py`` with the option letters of the survey (phase 2). Quality control drops responses
+``assets/poetry/logic/rubric.py`` with the option letters of the survey (phase 2). Quality control drops responses
 answered too fast, annotators who gave the same answers to everything, annotators whose phase-1 picks are too
 rarely right, and responses whose holistic answer contradicts their own dimension answers.
 
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from assets.lib import sheets
-from assets.lib.poem_rubric import DIMENSION_KEYS, HOLISTIC, RubricError, dimension
+from assets.core.logic import sheets
+from assets.poetry.logic.rubric import DIMENSION_KEYS, HOLISTIC, RubricError, dimension
 from warehouse.ids import digest_of, entity_id
 
 PHASE1_LETTERS = ("A", "B", "C", "D")

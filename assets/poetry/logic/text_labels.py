@@ -25,7 +25,7 @@ sheet, whose verdict overrides OCR (``final_label``).
 
 The adjudication sheet is a CSV filled by reviewers (``parse_adjudications``): ``item_id``, ``text_issue``
 (yes/no), ``issue`` (optional: leaked_poem_text, fake_characters, none), ``reviewer``, ``note``. It is read whole
-or not at all (``assets.lib.sheets``). Several reviewers of one item vote: the majority decides; a tie leaves
+or not at all (``assets.core.logic.sheets``). Several reviewers of one item vote: the majority decides; a tie leaves
 the OCR label in place and says so.
 """
 
@@ -37,8 +37,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from assets.lib import sheets
-
+from assets.core.logic import sheets
 ISSUES = ("none", "leaked_poem_text", "recognisable_characters")
 SHEET_ISSUES = ("leaked_poem_text", "fake_characters", "none")
 UNSPECIFIED = "unspecified"  # a reviewer said "yes" without naming the kind of issue

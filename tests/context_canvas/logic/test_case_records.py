@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from assets.lib import context_cases
-from assets.lib.context_cases import (
+from assets.context_canvas.logic import case_records as context_cases
+from assets.context_canvas.logic.case_records import (
     REASON_CODES,
     CaseError,
     CaseFileError,

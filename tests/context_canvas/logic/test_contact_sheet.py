@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from assets.lib.contact_sheet import band_height, contact_sheet, default_labels, label_font, label_font_size
+from assets.context_canvas.logic.contact_sheet import band_height, contact_sheet, default_labels, label_font, label_font_size
 
 
 def _png(size, colour, mode="RGB"):

@@ -3,8 +3,8 @@ import io
 
 import pytest
 
-from assets.lib.context_cases import CaseOption, ContextCase, ImageRights
-from assets.lib.context_review import (
+from assets.context_canvas.logic.case_records import CaseOption, ContextCase, ImageRights
+from assets.context_canvas.logic.retention import (
     CRITERIA,
     CRITERION_KEYS,
     SHEET_COLUMNS,

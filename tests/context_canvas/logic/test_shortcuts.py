@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from assets.lib.context_cases import CaseOption, ContextCase, ImageRights
-from assets.lib.context_shortcuts import binomial_tail, shortcut_report, text_only_answers, text_only_guess
+from assets.context_canvas.logic.case_records import CaseOption, ContextCase, ImageRights
+from assets.context_canvas.logic.shortcuts import binomial_tail, shortcut_report, text_only_answers, text_only_guess
 
 YES_NO = (CaseOption("A", "Yes"), CaseOption("B", "No"))
 COLOURS = (CaseOption("A", "Red"), CaseOption("B", "Green"), CaseOption("C", "Blue"))

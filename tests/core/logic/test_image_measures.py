@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from assets.lib.image_measures import WORKING_SIDE, color_name, measure
+from assets.core.logic.image_measures import WORKING_SIDE, color_name, measure
 
 # --- builders shared with test_heuristic_critic --------------------------------------------------------------
 

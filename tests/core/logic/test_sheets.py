@@ -2,10 +2,10 @@ import io
 
 import pytest
 
-from assets.lib import sheets
-from assets.lib.critique_audit import SheetError as AuditSheetError
-from assets.lib.design_review import ReviewSheetError
-from assets.lib.sheets import SheetError, SheetReader
+from assets.core.logic import sheets
+from assets.critique_canvas.logic.audit_sample import SheetError as AuditSheetError
+from assets.designs.logic.review_votes import ReviewSheetError
+from assets.core.logic.sheets import SheetError, SheetReader
 
 
 class ToySheetError(SheetError):

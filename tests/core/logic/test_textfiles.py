@@ -5,7 +5,7 @@ import codecs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assets.lib.textfiles import read_csv_records, read_jsonl_records, read_lines
+from assets.core.logic.textfiles import read_csv_records, read_jsonl_records, read_lines
 
 
 def _write(tmp_path, data: bytes, name="f.csv"):

@@ -1,6 +1,6 @@
 import pytest
 
-from assets.lib.counterfactual import (
+from assets.counterfactual.logic.edit_pairs import (
     APPROVED,
     CHECK_COLUMNS,
     CORRECT,

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from assets.lib import critique_schema as cs
-from assets.lib.critique_schema import SchemaError, group_pairs, parse_dialogue, parse_plan, parse_verdicts
+from assets.critique_canvas.logic import answers as cs
+from assets.critique_canvas.logic.answers import SchemaError, group_pairs, parse_dialogue, parse_plan, parse_verdicts
 
 PLAN = {"dimensions": [
     {"dimension": "lighting", "reason": "Low sun from the left rakes across the wall and leaves the right third in shadow."},

@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from assets.lib.critique_audit import (
+from assets.critique_canvas.logic.audit_sample import (
     ALL_SCOPE,
     AuditCandidate,
     PairOutcome,

@@ -1,6 +1,6 @@
 import itertools
 
-from assets.lib.critique_splits import EVAL, TRAIN, SplitItem, assign_splits
+from assets.critique_canvas.logic.group_split import EVAL, TRAIN, SplitItem, assign_splits
 
 
 def _items() -> list[SplitItem]:

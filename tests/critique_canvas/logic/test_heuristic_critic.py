@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from assets.lib import heuristic_critic as hc
-from assets.lib.critique_schema import DIMENSION_IDS, parse_dialogue, parse_plan, parse_verdicts
-from assets.lib.image_measures import measure
+from assets.critique_canvas.logic import heuristic_critic as hc
+from assets.critique_canvas.logic.answers import DIMENSION_IDS, parse_dialogue, parse_plan, parse_verdicts
+from assets.core.logic.image_measures import measure
 from resources.heuristic_provider import HeuristicProvider
 from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest
-from tests.assets.test_image_measures import (
+from tests.core.logic.test_image_measures import (
     blocks,
     blurred,
     colour_bars,

@@ -4,9 +4,10 @@ from importlib import resources
 
 import pytest
 
-from assets.lib import critique_prompts as cp
-from assets.lib.critique_schema import DIMENSION_IDS, DOMAINS, SchemaError, parse_dialogue, parse_plan
-from tests.assets.test_critique_schema import PLAN, dialogue_obj
+from assets.core import templates as core_prompts
+from assets.critique_canvas.logic import prompts as cp
+from assets.critique_canvas.logic.answers import DIMENSION_IDS, DOMAINS, SchemaError, parse_dialogue, parse_plan
+from tests.critique_canvas.logic.test_answers import PLAN, dialogue_obj
 
 NAMES = ("annotator_painting", "annotator_photography", "annotator_virtual", "planner", "repair", "verifier")
 PLACEHOLDERS = {
@@ -18,6 +19,11 @@ PLACEHOLDERS = {
     "repair": {"schema_name", "schema_json", "invalid_answer", "error"},
 }
 ROLES = {"planner": "planner", "verifier": "verifier", "repair": "repair"}
+
+
+def packaged_bytes(name):
+    package = "assets.core.prompts" if name == "repair" else "assets.critique_canvas.prompts"
+    return resources.files(package).joinpath(f"{name}.txt").read_bytes()
 
 
 def sample_values(names):
@@ -32,7 +38,7 @@ def test_every_template_loads_from_the_package():
         assert template.version == "1"
         assert template.role == ROLES.get(name, "annotator")
         assert template.placeholders == PLACEHOLDERS[name]
-        on_disk = resources.files("assets.prompts").joinpath(f"critique/{name}.txt").read_bytes()
+        on_disk = packaged_bytes(name)
         assert template.sha256 == hashlib.sha256(on_disk).hexdigest()
         assert "[system]" not in template.system and "[user]" not in template.user
 
@@ -41,20 +47,20 @@ def test_render_fills_every_placeholder_and_fails_clearly_without_one():
     for name in NAMES:
         template = cp.load_template(name)
         values = sample_values(template.placeholders)
-        system, user = cp.render(template, **values, unused="ignored")
+        system, user = core_prompts.render(template, **values, unused="ignored")
         assert "$" not in system + user
         for value in values.values():
             assert value in system + user
         for missing in template.placeholders:
             partial = {k: v for k, v in values.items() if k != missing}
-            with pytest.raises(cp.TemplateError, match=rf"critique/{name} v1 needs values for: \${missing}"):
-                cp.render(template, **partial)
-    with pytest.raises(cp.TemplateError, match="must be text"):
-        cp.render(cp.load_template("planner"), domain=None)
+            with pytest.raises(core_prompts.TemplateError, match=rf"critique/{name} v1 needs values for: \${missing}"):
+                core_prompts.render(template, **partial)
+    with pytest.raises(core_prompts.TemplateError, match="must be text"):
+        core_prompts.render(cp.load_template("planner"), domain=None)
 
 
 def test_rendered_values_are_not_reinterpreted():
-    system, user = cp.render(cp.load_template("repair"), schema_name="plan", schema_json="{}", invalid_answer="costs $domain",
+    system, user = core_prompts.render(cp.load_template("repair"), schema_name="plan", schema_json="{}", invalid_answer="costs $domain",
                              error="x")
     assert "costs $domain" in user
 
@@ -93,13 +99,13 @@ def test_domain_annotators_differ_in_emphasis():
 
 
 def test_sha_follows_file_content_even_without_a_version_bump(tmp_path):
-    original = resources.files("assets.prompts").joinpath("critique/planner.txt").read_bytes()
+    original = packaged_bytes("planner")
     copy = tmp_path / "planner.txt"
     copy.write_bytes(original)
-    same = cp.parse_template(copy.read_bytes(), str(copy))
+    same = core_prompts.parse_template(copy.read_bytes(), str(copy))
     assert same == cp.load_template("planner")
     copy.write_bytes(original.replace(b"at most five", b"at most four"))
-    edited = cp.parse_template(copy.read_bytes(), str(copy))
+    edited = core_prompts.parse_template(copy.read_bytes(), str(copy))
     assert (edited.id, edited.version) == (same.id, same.version)
     assert edited.sha256 != same.sha256 and edited.sha256 == hashlib.sha256(copy.read_bytes()).hexdigest()
 
@@ -115,12 +121,12 @@ def test_sha_follows_file_content_even_without_a_version_bump(tmp_path):
     ("id: x\nversion: 1\nrole: planner\n---\n[system]\ncosts $5\n[user]\nb\n", "not a placeholder"),
 ])
 def test_malformed_templates_are_named(text, message):
-    with pytest.raises(cp.TemplateError, match=message):
-        cp.parse_template(text.encode(), "bad.txt")
+    with pytest.raises(core_prompts.TemplateError, match=message):
+        core_prompts.parse_template(text.encode(), "bad.txt")
 
 
 def test_unknown_template_name():
-    with pytest.raises(cp.TemplateError, match="available: annotator_painting"):
+    with pytest.raises(core_prompts.TemplateError, match="available: annotator_painting"):
         cp.load_template("../planner")
 
 
@@ -153,6 +159,6 @@ def test_role_prompts_embed_their_inputs_deterministically():
 
 
 def test_prompt_hash_separates_system_from_user():
-    assert cp.prompt_hash("ab", "c") != cp.prompt_hash("a", "bc")
-    assert cp.prompt_hash("a", "b") == cp.prompt_hash("a", "b")
-    assert len(cp.prompt_hash("a", "b")) == 64
+    assert core_prompts.prompt_hash("ab", "c") != core_prompts.prompt_hash("a", "bc")
+    assert core_prompts.prompt_hash("a", "b") == core_prompts.prompt_hash("a", "b")
+    assert len(core_prompts.prompt_hash("a", "b")) == 64

@@ -7,8 +7,8 @@ import duckdb
 import pytest
 from PIL import Image
 
-from assets.lib.design_model import Design
-from assets.lib.design_records import (
+from assets.designs.logic.design_model import Design
+from assets.designs.logic.crello_records import (
     REASON_CODES,
     DesignRecordError,
     class_labels_from_hf_metadata,

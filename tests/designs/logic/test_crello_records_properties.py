@@ -7,8 +7,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.lib.design_records import FORMATS, REASON_CODES, parquet_rows, read_design_file, read_design_record
-from tests.assets.test_design_records import v4_record, v5_record
+from assets.designs.logic.crello_records import FORMATS, REASON_CODES, parquet_rows, read_design_file, read_design_record
+from tests.designs.logic.test_crello_records import v4_record, v5_record
 
 JSON_SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),

@@ -3,7 +3,7 @@ from dataclasses import replace
 
 import pytest
 
-from assets.lib.design_model import Design, Element
+from assets.designs.logic.design_model import Design, Element
 
 
 def _text(**kw) -> Element:

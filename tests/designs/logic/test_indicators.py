@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from assets.lib.design_indicators import (
+from assets.designs.logic.indicators import (
     DIMENSIONS,
     INDICATORS,
     indicator,
@@ -10,8 +10,8 @@ from assets.lib.design_indicators import (
     indicators_in,
     operations_affecting,
 )
-from assets.lib.design_model import Design, Element
-from assets.lib.design_perturb import OPERATION_NAMES, PerturbSettings, perturb_design
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.perturb import OPERATION_NAMES, PerturbSettings, perturb_design
 
 LAYOUT = ["layout_balance", "layout_layering", "layout_whitespace", "layout_alignment"]
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from assets.lib.design_judge import (
+from assets.designs.logic.judge import (
     INDICATOR_IDS,
     JudgeError,
     JudgeThresholds,
@@ -19,7 +19,7 @@ from assets.lib.design_judge import (
     judge_design,
     relative_luminance,
 )
-from assets.lib.design_model import Design, Element
+from assets.designs.logic.design_model import Design, Element
 
 W, H = 400, 300
 WHITE, BLACK = (255, 255, 255), (0, 0, 0)

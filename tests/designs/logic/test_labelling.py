@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from assets.lib import design_labelling as dl
-from assets.lib.design_judge import judge
-from assets.lib.design_model import Design, Element
-from assets.lib.model_calls import REJECTED, VALID, CallBudget, ModelCaller, RateLimiter, StoredCall
+from assets.designs.logic import labelling as dl
+from assets.designs.logic.judge import judge
+from assets.designs.logic.design_model import Design, Element
+from assets.core.model_calls import REJECTED, VALID, CallBudget, ModelCaller, RateLimiter, StoredCall
 from resources.model_providers import OK, ModelRequest, ModelResponse, OpenAIProvider
 
 W, H = 400, 300
@@ -60,7 +60,7 @@ def test_templates_load_with_id_version_role_and_content_hash():
         template = dl.load_design_template(name)
         assert (template.id, template.version, template.role) == (f"design/{name}", "1", "annotator")
         assert template.placeholders == placeholders
-        on_disk = resources.files("assets.prompts").joinpath(f"design/{name}.txt").read_bytes()
+        on_disk = resources.files("assets.designs.prompts").joinpath(f"{name}.txt").read_bytes()
         assert template.sha256 == hashlib.sha256(on_disk).hexdigest()
     assert dl.labelling_digest() == dl.labelling_digest()
 

@@ -3,8 +3,8 @@ from dataclasses import replace
 
 import pytest
 
-from assets.lib.design_model import Design, Element
-from assets.lib.design_perturb import (
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.perturb import (
     DEFAULT_FONT_LIBRARY,
     OPERATION_NAMES,
     OPERATIONS,

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from assets.lib.design_model import Design, Element
-from assets.lib.design_questions import (
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.question_formats import (
     JUDGMENT,
     LOCALISATION,
     PERTURBED_OFF_CANVAS,

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from assets.lib.design_model import Design, Element
-from assets.lib.design_render import RenderError, preview_difference, render_design, styled_font_name, to_png_bytes
-from assets.lib.fonts import (
+from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.render import RenderError, preview_difference, render_design, styled_font_name, to_png_bytes
+from assets.designs.logic.fonts import (
     STANDARD_FONT_DIRS,
     FontError,
     FontResolver,

@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from assets.lib.design_review import (
+from assets.designs.logic.review_votes import (
     SHEET_COLUMNS,
     IndicatorAgreement,
     Label,

@@ -1,4 +1,4 @@
-from assets.lib.clusters import DuplicateEdge, PoolCandidate, UnionFind, assign_clusters
+from assets.image_pool.logic.clusters import DuplicateEdge, PoolCandidate, UnionFind, assign_clusters
 
 ALLOW = ["CC0-1.0", "CC-BY-4.0"]
 

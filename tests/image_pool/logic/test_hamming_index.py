@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from assets.lib.hamming_index import MultiIndexHammingIndex, chunk_layout, flip_masks
+from assets.image_pool.logic.hamming_index import MultiIndexHammingIndex, chunk_layout, flip_masks
 
 
 def brute_force(items: list[list[int]], queries: list[int]) -> list[list[tuple[int, int, int]]]:

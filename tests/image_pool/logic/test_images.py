@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from assets.lib import images
-from assets.lib.images import DecodeFailure, FilterRules, decode_normalized, filter_reason, recognised_format
+from assets.image_pool.logic import images
+from assets.image_pool.logic.images import DecodeFailure, FilterRules, decode_normalized, filter_reason, recognised_format
 from tests.support.hostile.images import CASES, write_image_cases
 
 RULES = FilterRules(min_side=64, max_side=4096, max_aspect_ratio=6.0, blank_max_std=2.0, license_allowlist=["CC0-1.0", "CC-BY-4.0"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assets.lib.near_duplicates import SimilarPair, similar_pairs
+from assets.image_pool.logic.near_duplicates import SimilarPair, similar_pairs
 
 THRESHOLD = 0.9
 

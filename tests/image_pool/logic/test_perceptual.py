@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from assets.lib.perceptual import (
+from assets.image_pool.logic.perceptual import (
     Alignment,
     PerceptualHashes,
     PerceptualMatch,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.lib import sources
-from assets.lib.sources import FolderDefaults, folder_row, read_manifest, scan_folder, source_row
+from assets.image_pool.logic import sources
+from assets.image_pool.logic.sources import FolderDefaults, folder_row, read_manifest, scan_folder, source_row
 
 HEADER = "locator,title,creator,provider,source_url,license,redistribution,domain\n"
 

@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from assets.lib.reddit_images import ImageCandidate, locate, resolve_images
-from assets.lib.reddit_records import Origin, RawItem, UsernameHasher, normalize_submission
+from assets.photocritique.logic.image_links import ImageCandidate, locate, resolve_images
+from assets.photocritique.logic.reddit_records import Origin, RawItem, UsernameHasher, normalize_submission
 
 HASHER = UsernameHasher("test-salt")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from assets.lib.reddit_dumps import (
+from assets.photocritique.logic.reddit_dumps import (
     COMMENT,
     NOT_ZSTD,
     SUBMISSION,
@@ -17,7 +17,7 @@ from assets.lib.reddit_dumps import (
     classify_dump,
     iter_lines,
 )
-from assets.lib.reddit_records import (
+from assets.photocritique.logic.reddit_records import (
     BAD_FIELD_TYPE,
     MALFORMED_JSON,
     MISSING_FIELD,
@@ -29,7 +29,7 @@ from assets.lib.reddit_records import (
     SourceProblem,
     SubredditWindow,
 )
-from assets.lib.textfiles import BAD_ENCODING, EMPTY_FILE
+from assets.core.logic.textfiles import BAD_ENCODING, EMPTY_FILE
 
 MULTIBYTE_TEXT = "café 写真 📷 naïve — déjà vu"
 

@@ -6,9 +6,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.lib.reddit_dumps import COMMENT, SUBMISSION, DumpLine, read_line, selector
-from assets.lib.reddit_images import resolve_images
-from assets.lib.reddit_records import Post, RawItem, SourceProblem, UsernameHasher, normalize_comment, normalize_submission
+from assets.photocritique.logic.reddit_dumps import COMMENT, SUBMISSION, DumpLine, read_line, selector
+from assets.photocritique.logic.image_links import resolve_images
+from assets.photocritique.logic.reddit_records import Post, RawItem, SourceProblem, UsernameHasher, normalize_comment, normalize_submission
 
 HASHER = UsernameHasher("property-salt")
 POSTS = selector(SUBMISSION, ids={"abc12", "p1"})

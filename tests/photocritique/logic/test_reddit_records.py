@@ -4,8 +4,8 @@ import pickle
 
 import pytest
 
-from assets.lib import reddit_records as rr
-from assets.lib.reddit_records import (
+from assets.photocritique.logic import reddit_records as rr
+from assets.photocritique.logic.reddit_records import (
     Comment,
     Origin,
     Post,

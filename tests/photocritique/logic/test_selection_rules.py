@@ -2,9 +2,9 @@ import random
 
 import pytest
 
-from assets.lib import critique_filters as cf
-from assets.lib.critique_filters import FilterParams, count_words, normalize_for_duplicates, rank_key, select_references
-from assets.lib.reddit_records import Origin, RawItem, UsernameHasher, normalize_comment, normalize_submission
+from assets.photocritique.logic import selection_rules as cf
+from assets.photocritique.logic.selection_rules import FilterParams, count_words, normalize_for_duplicates, rank_key, select_references
+from assets.photocritique.logic.reddit_records import Origin, RawItem, UsernameHasher, normalize_comment, normalize_submission
 
 HASHER = UsernameHasher("filters-salt")
 ORIGIN = Origin("dump", "/d/RC.zst")

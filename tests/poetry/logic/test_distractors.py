@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from assets.lib.poem_distractors import (
+from assets.poetry.logic.distractors import (
     BAD_OPTIONS,
     CORPUS_TOO_SMALL,
     NOT_ENOUGH_CANDIDATES,
@@ -14,7 +14,7 @@ from assets.lib.poem_distractors import (
     phase1_options,
     poem_terms,
 )
-from assets.lib.poems import Poem
+from assets.poetry.logic.poems import Poem
 from warehouse.ids import digest_of
 
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from assets.lib import poems as poems_module
-from assets.lib.poems import (
+from assets.poetry.logic import poems as poems_module
+from assets.poetry.logic.poems import (
     BAD_POEM_ID,
     BAD_THEMES,
     DUPLICATE_POEM_ID,
@@ -19,7 +19,7 @@ from assets.lib.poems import (
     illustration_template,
     read_poems,
 )
-from assets.lib.textfiles import RAGGED_ROW
+from assets.core.logic.textfiles import RAGGED_ROW
 from warehouse.ids import digest_of
 
 GOOD = {"poem_id": "tang-001", "title": "静夜思", "author": "李白", "text": "床前明月光，\n疑是地上霜。",

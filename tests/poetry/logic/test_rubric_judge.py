@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from assets.lib.design_labelling import CallSettings
-from assets.lib.poem_judge import (
+from assets.core.model_calls import CallSettings
+from assets.poetry.logic.rubric_judge import (
     EMPTY_REASON,
     INVALID_JSON,
     INVALID_OPTION,
@@ -25,8 +25,8 @@ from assets.lib.poem_judge import (
     repair_request,
     rubric_text,
 )
-from assets.lib.poem_rubric import DIMENSION_KEYS, RUBRIC_VERSION
-from assets.lib.poems import Poem
+from assets.poetry.logic.rubric import DIMENSION_KEYS, RUBRIC_VERSION
+from assets.poetry.logic.poems import Poem
 
 POEM = Poem("tang-001", "静夜思", "李白", "床前明月光，\n疑是地上霜。", "Moonlight at\n my bed.", (), None, None, "p#record=0")
 SETTINGS = CallSettings(model="judge-model", temperature=0.0, max_output_tokens=1500)

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from assets.lib.poem_rubric import DIMENSION_KEYS
-from assets.lib.poem_stats import (
+from assets.poetry.logic.rubric import DIMENSION_KEYS
+from assets.poetry.logic.stats import (
     METRICS,
     ErrorCell,
     MeanCell,
@@ -13,8 +13,8 @@ from assets.lib.poem_stats import (
     model_means,
     within_one_agreement,
 )
-from assets.lib.poem_survey import QcParams, quality_control
-from tests.assets.test_poem_survey import fixture_parse
+from assets.poetry.logic.survey_rows import QcParams, quality_control
+from tests.poetry.logic.test_survey_rows import fixture_parse
 
 approx = pytest.approx
 
@@ -222,7 +222,7 @@ def test_dimension_keys_cover_metrics():
 
 
 def test_bootstrap_result_does_not_depend_on_the_chunk_size(monkeypatch):
-    import assets.lib.poem_stats as poem_stats
+    import assets.poetry.logic.stats as poem_stats
 
     a = {f"p{i}": (0.6 if i % 3 else 0.4) for i in range(12)}
     b = {f"p{i}": (0.45 if i % 2 else 0.55) for i in range(12)}

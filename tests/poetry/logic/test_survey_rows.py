@@ -2,8 +2,8 @@ import io
 
 import pytest
 
-from assets.lib.poem_rubric import DIMENSION_KEYS
-from assets.lib.poem_survey import (
+from assets.poetry.logic.rubric import DIMENSION_KEYS
+from assets.poetry.logic.survey_rows import (
     ANNOTATOR_EXCLUDED,
     CONSTANT_ANSWERS,
     DUPLICATE_RESPONSE,

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from assets.lib.text_integrity import (
+from assets.poetry.logic.text_labels import (
     Adjudication,
     FinalTextLabel,
     TextAdjudicationSheetError,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from assets.lib.context_cases import CSV_REQUIRED
-from assets.lib.context_review import CRITERION_KEYS, SHEET_COLUMNS
+from assets.context_canvas.logic.case_records import CSV_REQUIRED
+from assets.context_canvas.logic.retention import CRITERION_KEYS, SHEET_COLUMNS
 from tests.support.hostile.records import KEPT, RecordCase
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from assets.lib.poem_rubric import DIMENSION_KEYS, dimension
+from assets.poetry.logic.rubric import DIMENSION_KEYS, dimension
 from tests.support.hostile.records import KEPT, RecordCase
 
 STAND_IN_MODELS = 1  # one stand-in generator keeps the item count (and the run) small

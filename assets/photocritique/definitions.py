@@ -1,0 +1,36 @@
+"""The r/photocritique reference set: its assets and checks, job and weekly rebuild."""
+
+from dagster import (
+    AssetSelection,
+    Definitions,
+    ScheduleDefinition,
+    define_asset_job,
+    load_asset_checks_from_package_module,
+    load_assets_from_package_module,
+)
+
+import assets.photocritique as package
+
+GROUP = "photocritique"
+
+photocritique_job = define_asset_job(
+    name="photocritique_job",
+    selection=AssetSelection.groups(GROUP).upstream(),
+    description="Rebuild the r/photocritique reference set: posts and comments, their images through the pool,"
+    " the benchmark's filters, the ranked references and the export.",
+)
+
+weekly_photocritique_rebuild = ScheduleDefinition(
+    name="weekly_photocritique_rebuild",
+    job=photocritique_job,
+    cron_schedule="0 4 * * 1",
+    execution_timezone="UTC",
+    description="Every Monday 04:00 UTC: asks HTTP sources again only for posts that failed, rescans only changed dumps.",
+)
+
+defs = Definitions(
+    assets=load_assets_from_package_module(package, group_name=GROUP),
+    asset_checks=load_asset_checks_from_package_module(package),
+    jobs=[photocritique_job],
+    schedules=[weekly_photocritique_rebuild],
+)
