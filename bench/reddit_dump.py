@@ -34,7 +34,7 @@ import zstandard
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project, when it is not pip-installed
 
 from assets.photocritique.logic.reddit_dumps import DEFAULT_CHUNK_BYTES, DumpSource  # noqa: E402
-from assets.photocritique.logic.reddit_records import RawItem  # noqa: E402
+from resources.reddit_sources import RawItem  # noqa: E402
 
 MIB = 2**20
 MONTH_STARTS = (1704067200, 1706745600)  # 2024-01-01, 2024-02-01 UTC

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config
+from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config, pipeline_modules
 from warehouse.db import Warehouse, WarehouseDamaged, WarehouseUnavailable, storage_failure
 
 JOB_NAME = "full_rebuild_job"
@@ -52,11 +52,11 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
     from dagster import AssetKey, execute_job, reconstructable
 
     from assets.core.step import close_abandoned, run_process_tags
-    from pipelines.definitions import pipeline_definitions
 
     path, config = _use_config(config_file)
-    known = {key.to_user_string() for defs in pipeline_definitions().values()
-             for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    from pipelines.definitions import defs  # after _use_config: the code location loads the same file
+
+    known = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     unknown = sorted(set(select or []) - known)
     if unknown:
         print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
@@ -82,7 +82,7 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             )
             run_id = result.run_id
             failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
-        print_summary(config["warehouse"]["path"], run_id, config["critique"]["audit"]["returned_dir"])
+        print_summary(config, run_id)
     except WarehouseDamaged:
         raise
     except Exception as exc:  # only a warehouse or disk that is unusable as a whole ends here; anything else is a bug
@@ -114,8 +114,9 @@ def _root_message(error) -> str:
     return error.message.strip() if error is not None else "no error recorded"
 
 
-def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> None:
-    wh = Warehouse(warehouse_path)
+def print_summary(config: dict, run_id: str) -> None:
+    """What the run did, then each pipeline's report (``assets/<package>/report.py``) in data-flow order."""
+    wh = Warehouse(config["warehouse"]["path"])
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 80)
     steps = wh.query(
@@ -124,73 +125,12 @@ def print_summary(warehouse_path: str, run_id: str, audit_returned_dir: str) -> 
     print(f"\nrun {run_id}: what each stage did")
     for asset_key, status, summary in steps.itertuples(index=False):
         print(f"  {asset_key:<22} {status:<8} {json.dumps(json.loads(summary or '{}'), sort_keys=True)}")
-    _table(wh, "pool selection flow (all runs)", "SELECT stage, n FROM pool_stage_counts ORDER BY step")
-    _table(wh, "excluded records by stage and reason",
-           "SELECT stage, reason_code, count(*) AS n FROM pool_exclusions GROUP BY ALL ORDER BY stage, reason_code")
-    _table(wh, "kept images by domain", "SELECT domain, count(*) AS n FROM pool_images GROUP BY domain ORDER BY domain")
-    _table(wh, "photocritique selection flow (view photocritique_selection_flow)",
-           "SELECT * FROM photocritique_selection_flow WHERE (n > 0 OR reason IN ('kept', 'reference'))"
-           " AND EXISTS (SELECT 1 FROM photocritique_post_decision)")
-    _table(wh, "source lines and requests that could not be used",
-           "SELECT source_kind, scope, reason_code, count(*) AS n FROM reddit_source_problem GROUP BY ALL ORDER BY ALL")
-    _table(wh, "CritiqueCanvas pairs by domain (tables critique_group, critique_pair, model_call)",
-           "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs, CAST(sum(p.accepted::INT) AS BIGINT)"
-           " AS accepted FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL")
-    _table(wh, "CritiqueCanvas split (groups; table critique_split)",
-           "SELECT split, domain, count(*) AS groups FROM critique_split GROUP BY ALL ORDER BY ALL")
-    rounds = wh.query("SELECT audit_round, n_sampled, sheet_path FROM critique_audit_round ORDER BY audit_round")
-    for audit_round, n_sampled, sheet in rounds.itertuples(index=False):
-        print(f"\naudit round {audit_round}: {n_sampled} pairs to review in {sheet}")
-        print(f"  each reviewer fills a copy and saves it as CSV in {audit_returned_dir}")
-    _table(wh, "CritiqueCanvas audit (view critique_audit_summary)", "SELECT * FROM critique_audit_summary")
-    _table(wh, "designs (tables design, design_render; log design_perturbation_op)",
-           "SELECT CASE WHEN d.is_perturbed THEN 'perturbed' ELSE 'base' END AS kind, count(*) AS designs,"
-           " count(r.design_id) AS rendered FROM design d LEFT JOIN design_render r USING (design_id) GROUP BY ALL ORDER BY ALL")
-    _table(wh, "perturbation operations", "SELECT op, count(*) AS n FROM design_perturbation_op GROUP BY ALL ORDER BY ALL")
-    _table(wh, "renders against the dataset's own previews (mean absolute pixel difference, 0-255)",
-           "SELECT count(*) AS designs, round(avg(preview_mean_abs_diff), 2) AS mean, round(max(preview_mean_abs_diff), 2) AS max"
-           " FROM design_render WHERE preview_mean_abs_diff IS NOT NULL HAVING count(*) > 0")
-    _table(wh, "design labels per indicator (table design_label: human majority, else the heuristic judge)",
-           "SELECT indicator, source, count(*) FILTER (WHERE flawed) AS flawed, count(*) FILTER (WHERE NOT flawed) AS good"
-           " FROM design_label GROUP BY ALL ORDER BY ALL")
-    _table(wh, "design questions (view design_answer_balance for the answer spread)",
-           "SELECT split, format, count(*) AS n FROM design_question GROUP BY ALL ORDER BY ALL")
-    _table(wh, "counterfactual edits (synthetic, table counterfactual_edit)",
-           "SELECT model, manual_check, count(*) AS n FROM counterfactual_edit GROUP BY ALL ORDER BY ALL")
-    _table(wh, "rejected design records (table design_source_read)",
-           "SELECT reason_code, count(*) AS n FROM design_source_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
-    stand_ins = wh.query("SELECT count(*) AS n FROM poem_illustration WHERE kind = 'stand_in'")
-    if int(stand_ins.iloc[0, 0]):
-        print("\npoem illustrations: no text-to-image model is configured (image_generators); the sample's paintings"
-              " stand in as illustrations (kind = 'stand_in'), so the figures below rate stand-ins, not model output")
-    _table(wh, "poem illustrations (table poem_illustration)",
-           "SELECT generator, kind, coalesce(model, '-') AS model, count(*) AS images FROM poem_illustration GROUP BY ALL ORDER BY ALL")
-    _table(wh, "survey quality control (view poem_survey_exclusions)",
-           "SELECT level, reason_code, count(*) AS n FROM poem_survey_exclusions GROUP BY ALL ORDER BY ALL")
-    _table(wh, "per-model table: mean per dimension over applicable images (view poem_model_table)",
-           "SELECT generator, round(COLUMNS(* EXCLUDE (generator, n_images)), 3), n_images FROM poem_model_table ORDER BY quality DESC")
-    _table(wh, "bootstrap of the model ranking: share of resamples at each rank (table poem_rank_frequency)",
-           "PIVOT (SELECT generator, 'rank ' || rank AS rank, round(share, 4) AS share, observed_rank, n_resamples, n_poems"
-           " FROM poem_rank_frequency) ON rank USING first(share) ORDER BY observed_rank")
-    _table(wh, "within-one-level agreement on multi-rated images (table poem_agreement)",
-           "SELECT dimension, pairs, agreeing, round(rate, 3) AS rate FROM poem_agreement ORDER BY dimension")
-    _table(wh, "text integrity (table poem_text_label)",
-           "SELECT source, issue, count(*) AS images FROM poem_text_label GROUP BY ALL ORDER BY ALL")
-    _table(wh, "rubric judge against people (table poem_judge_agreement)",
-           "SELECT judge, dimension, n, round(mae, 3) AS mae, round(within_005, 3) AS within_005, round(kendall_tau, 3) AS tau,"
-           " n_poems FROM poem_judge_agreement WHERE dimension = 'all' OR n > 0 ORDER BY judge, dimension = 'all' DESC, dimension")
-    _table(wh, "contextual-suitability cases (view context_case_status)",
-           "SELECT status, count(*) AS cases FROM context_case_status GROUP BY ALL ORDER BY ALL")
-    _table(wh, "rejected case records (table context_case_read)",
-           "SELECT reason_code, count(*) AS n FROM context_case_read WHERE reason_code IS NOT NULL GROUP BY ALL ORDER BY ALL")
-    _table(wh, "anti-shortcut report (table context_shortcut_report)",
-           "SELECT answerer, figures->>'n_cases' AS cases, round(CAST(figures->>'gold_yes_rate' AS DOUBLE), 3) AS gold_yes_rate,"
-           " round(CAST(figures->>'length_gold_correlation' AS DOUBLE), 3) AS length_gold_r,"
-           " round(CAST(figures->>'majority_baseline_accuracy' AS DOUBLE), 3) AS majority_baseline,"
-           " round(CAST(figures->>'text_only_accuracy' AS DOUBLE), 3) AS text_only FROM context_shortcut_report ORDER BY answerer")
-    verdicts = wh.query("SELECT answerer, figures->>'verdict' AS verdict FROM context_shortcut_report ORDER BY answerer")
-    for answerer, verdict in verdicts.itertuples(index=False):
-        print(f"  {answerer}: {verdict}")
+    for report in sorted(pipeline_modules("report"), key=lambda module: module.REPORT_ORDER):
+        for part in report.report(wh, config):  # a line to print, or a (title, SQL) table
+            if isinstance(part, str):
+                print(part)
+            else:
+                _table(wh, *part)
     _table(wh, "exported files (table export_file)", "SELECT dataset, path, n_rows FROM export_file ORDER BY dataset, path")
     print(f"\nwarehouse: {wh.path}")
     print(

@@ -5,7 +5,8 @@ declare, so a misspelt setting (``timeot_s``) would quietly not apply. Instead o
 of keys per section, the raw YAML is walked against the pydantic classes themselves (their
 ``model_fields``, nested models, ``list[Model]``, ``dict[str, Model]``, ``Optional[...]``), so a new
 field is known here the moment it is declared. pydantic's type errors and PyYAML's syntax errors are
-reduced to one line each, so a user sees what to fix rather than a traceback.
+reduced to one line each, so a user sees what to fix rather than a traceback. The same walk finds the
+fields marked as paths (``resources.config_paths``), so paths are resolved without a list of path keys either.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import yaml
 from dagster import DagsterError
 from dagster._core.errors import DagsterInvalidConfigError
 from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from resources.config_paths import PathField
 
 KeyPath = tuple[typing.Union[str, int], ...]
 """Where a value sits in the file: section, keys and list indices, e.g. ``("pool", "folders", 0, "path")``."""
@@ -254,3 +257,59 @@ def _present(values: Any, loc: KeyPath) -> bool:
         else:
             return False
     return True
+
+
+
+def resolve_paths(values: dict[str, Any], model: type[BaseModel], resolve: Callable[[str], str]) -> dict[str, Any]:
+    """``values`` (a block of the file whose keys ``model`` knows) with every value its fields mark with
+    ``PathField`` resolved, in nested models, lists and dict values; a marked field left empty takes its default."""
+    resolved = dict(values)
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        marker = _path_marker(field.metadata)
+        value = resolved.get(key)
+        if not value and not (field.is_required() and key in resolved):  # a required value is resolved as given
+            default = None if field.is_required() else field.get_default(call_default_factory=True)
+            if marker is not None and marker.under is not None:
+                value = str(Path(resolved[marker.under]) / marker.name)
+            elif default is None or not _has_paths(field.annotation, field.metadata):
+                continue
+            else:  # a nested block is filled in from its own fields' defaults
+                value = {} if isinstance(default, BaseModel) else default
+        resolved[key] = _resolved(value, field.annotation, marker, resolve)
+    return resolved
+
+
+def _path_marker(metadata: typing.Iterable[Any]) -> Optional[PathField]:
+    return next((item for item in metadata if isinstance(item, PathField)), None)
+
+
+def _has_paths(annotation: Any, metadata: typing.Iterable[Any] = ()) -> bool:
+    """Whether a value of this type holds a marked path anywhere (a model's field, a list item, a dict value)."""
+    if _path_marker(metadata) is not None:
+        return True
+    if typing.get_origin(annotation) is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        return _has_paths(inner, extra)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return any(_has_paths(field.annotation, field.metadata) for field in annotation.model_fields.values())
+    return any(_has_paths(arg) for arg in typing.get_args(annotation))
+
+
+def _resolved(value: Any, annotation: Any, marker: Optional[PathField], resolve: Callable[[str], str]) -> Any:
+    if typing.get_origin(annotation) is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        return _resolved(value, inner, _path_marker(extra) or marker, resolve)
+    if marker is not None and isinstance(value, str):
+        return resolve(value) if marker.when is None or marker.when(value) else value
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        return _resolved(value, members[0], marker, resolve) if len(members) == 1 else value
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(value, dict):
+        return resolve_paths(value, annotation, resolve)
+    if origin is list and isinstance(value, list) and args:
+        return [_resolved(item, args[0], None, resolve) for item in value]
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return {key: _resolved(item, args[1], None, resolve) for key, item in value.items()}
+    return value

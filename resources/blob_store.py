@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from dagster_aws.s3 import S3Resource
 from pydantic import Field
 
+from resources.config_paths import ConfigPath
 from warehouse.ids import sha256_stream
 
 CHUNK_SIZE = 1 << 20
@@ -260,7 +261,7 @@ class BlobStoreResource(dg.ConfigurableResource):
     credentials come from the environment / boto credential chain and are never stored here.
     """
 
-    root: str = Field(
+    root: ConfigPath = Field(
         default="data/blobs", description="Local blob directory, used when s3_bucket is unset."
     )
     s3_bucket: Optional[str] = Field(

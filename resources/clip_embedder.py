@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Optional
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from resources.config_paths import FileOrTag
+
 if TYPE_CHECKING:
     from resources.clip_embedding import ClipEmbedder
 
@@ -19,7 +21,7 @@ class ClipEmbedderResource(ConfigurableResource):
     """Which CLIP weights embed images for near-duplicate search, and how to run them."""
 
     model_name: str = Field(default="ViT-B-32", description="Built-in open_clip architecture name.")
-    pretrained: Optional[str] = Field(
+    pretrained: Optional[FileOrTag] = Field(
         default=None,
         description="An open_clip pretrained tag whose weights are already in the local cache, or a checkpoint file path.",
     )

@@ -71,7 +71,7 @@ import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 
-from assets.image_pool.logic.images import DecodeFailure, recognised_format
+from resources.image_formats import DecodeFailure, recognised_format
 
 logger = logging.getLogger(__name__)
 

@@ -50,12 +50,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from resources.model_providers import (
-    CONNECTION_ERROR,
     DEFAULT_KEY_ENV,
-    HTTP_ERROR,
-    INVALID_RESPONSE,
-    OK,
-    TIMEOUT,
     Answer,
     Failure,
     GeminiClient,
@@ -67,6 +62,7 @@ from resources.model_providers import (
     gemini_finish_reason,
     gemini_missing_reason,
 )
+from resources.models.types import CONNECTION_ERROR, HTTP_ERROR, INVALID_RESPONSE, OK, TIMEOUT
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ object, waiting exponential backoff with jitter or, when the server says so, its
   ``"object"`` sends ``{"type": "json_object"}`` for servers that only know JSON mode (OpenAI then requires the
   word "JSON" in the prompt); ``"none"`` sends no response format and relies on the prompt.
 - ``GeminiProvider``: ``generateContent`` through ``google-genai`` with the schema as ``responseJsonSchema``.
-- ``heuristic``: offline, image-measuring provider in ``resources.heuristic_provider`` (loaded lazily).
+- ``heuristic``: the offline dispatcher in ``resources.models.heuristic``, answering with the asking pipeline's
+  ``OfflineAnswers``.
 
 API keys are read from the environment by ``ModelProvidersResource`` when a provider is built; they live only
 inside the SDK client and are never part of a repr, a log line or a ``ModelResponse.error``.
@@ -33,75 +34,38 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, TypeVar
 
 from dagster import Config, ConfigurableResource
 from PIL import Image
 from pydantic import Field
 
 from resources.fetching import parse_retry_after, retry_delay_s
+from resources.models.heuristic import HeuristicProvider, OfflineAnswers
+from resources.models.types import (
+    CONNECTION_ERROR,
+    DEFAULT_BACKOFF_S,
+    DEFAULT_MAX_BACKOFF_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    HTTP_ERROR,
+    INVALID_RESPONSE,
+    OK,
+    ROLES,
+    TIMEOUT,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+)
 from warehouse.redaction import redact_text, redact_url
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-OK = "ok"
-HTTP_ERROR = "http_error"
-TIMEOUT = "timeout"
-CONNECTION_ERROR = "connection_error"
-INVALID_RESPONSE = "invalid_response"
-
-DEFAULT_TIMEOUT_S = 180.0
-DEFAULT_MAX_RETRIES = 3
-DEFAULT_BACKOFF_S = 1.0
-DEFAULT_MAX_BACKOFF_S = 60.0
 JSON_MODES = ("schema", "object", "none")
-ROLES = ("planner", "annotator", "verifier")
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 _ERROR_CHARS = 300
-
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """One model call, fully described (the call layer hashes it for the cache); ``context`` holds the
-    structured inputs the prompt was rendered from, for offline providers, and is never sent to remote APIs."""
-
-    role: str
-    model: str
-    system: str
-    user: str
-    image: bytes | None
-    image_mime: str | None
-    json_schema: dict | None
-    schema_name: str | None
-    temperature: float = 0.2
-    max_output_tokens: int = 2048
-    template_id: str = ""
-    template_version: str = ""
-    context: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ModelResponse:
-    """What came back; ``status`` other than ``OK`` means ``text`` is empty and ``error`` says why.
-    ``latency_ms`` covers the whole call, retries and waits included."""
-
-    text: str
-    input_tokens: int | None
-    output_tokens: int | None
-    finish_reason: str | None
-    latency_ms: float
-    attempts: int
-    status: str
-    error: str | None
-    provider_model: str | None
-
-
-class ModelProvider(Protocol):
-    name: str
-
-    def complete(self, request: ModelRequest) -> ModelResponse: ...
 
 
 # --- retry policy shared by the remote providers --------------------------------------------------------
@@ -640,11 +604,12 @@ class ModelProvidersResource(RemoteClientsResource):
             raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
         return getattr(self, role)
 
-    def provider_for(self, role: str) -> ModelProvider:
-        """A provider for ``role``, its API key read from the environment now (never stored in config)."""
+    def provider_for(self, role: str, *, offline: OfflineAnswers) -> ModelProvider:
+        """A provider for ``role``, its API key read from the environment now (never stored in config);
+        ``offline``: the asking pipeline's answers, for a role configured with the heuristic provider."""
         config = self.role(role)
         if config.provider == "heuristic":
-            return _shared_heuristic(config.model)
+            return _shared_heuristic(config.model, offline)
         api_key = api_key_from_env(config.key_env() or "", f"{role} uses provider {config.provider!r}")
         provider = OpenAIProvider if config.provider == "openai" else GeminiProvider
         return provider(
@@ -653,8 +618,6 @@ class ModelProvidersResource(RemoteClientsResource):
 
 
 @functools.lru_cache(maxsize=8)
-def _shared_heuristic(model: str) -> ModelProvider:
-    """One heuristic provider per model name in a process, so the three roles share its measurement cache."""
-    from resources.heuristic_provider import HeuristicProvider
-
-    return HeuristicProvider(model=model)
+def _shared_heuristic(model: str, offline: OfflineAnswers) -> ModelProvider:
+    """One heuristic provider per model name and answer set in a process, so the roles share its answers' caches."""
+    return HeuristicProvider(offline(), model=model)

@@ -26,7 +26,7 @@ from pydantic import Field
 from requests.adapters import HTTPAdapter
 
 from resources.fetching import parse_retry_after, retry_delay_s
-from assets.photocritique.logic.reddit_records import (
+from resources.reddit_sources import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

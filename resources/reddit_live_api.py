@@ -27,7 +27,7 @@ from praw.models.base import PRAWBase
 from pydantic import Field
 
 from resources.fetching import parse_retry_after, retry_delay_s
-from assets.photocritique.logic.reddit_records import (
+from resources.reddit_sources import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

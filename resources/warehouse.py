@@ -5,13 +5,14 @@ from __future__ import annotations
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from resources.config_paths import ConfigPath
 from warehouse.db import Warehouse
 
 
 class WarehouseResource(ConfigurableResource):
     """Where lineage, provenance and every stage's rows live: one DuckDB file."""
 
-    path: str = Field(default="data/warehouse.duckdb", description="DuckDB file; created with its schema on first use")
+    path: ConfigPath = Field(default="data/warehouse.duckdb", description="DuckDB file; created with its schema on first use")
     lock_timeout_s: float = Field(
         default=900.0, description="How long a step waits for another process to release the warehouse"
     )

@@ -139,6 +139,22 @@ class ActivityLog:
                     [stage],
                 )
 
+    def unrejected_all(self, stage: str, reason_code: str | None = None, except_in: str | None = None) -> None:
+        """Withdraw a stage's exclusions: all of them, those of one reason, or (``except_in``, a SELECT of entity
+        ids) those of entities the stage no longer has; the stage decides afresh."""
+        clear_rejections(self.con, stage, reason_code, except_in)
+
+
+def clear_rejections(con: duckdb.DuckDBPyConnection, stage: str, reason_code: str | None = None,
+                     except_in: str | None = None) -> None:
+    """``ActivityLog.unrejected_all`` for a maintenance transaction that belongs to no activity (``aesforge retry``)."""
+    sql, params = "DELETE FROM rejection WHERE stage = ?", [stage]
+    if reason_code is not None:
+        sql, params = sql + " AND reason_code = ?", [*params, reason_code]
+    if except_in is not None:
+        sql += f" AND entity_id NOT IN ({except_in})"
+    con.execute(sql, params)
+
 
 def record_agent(con: duckdb.DuckDBPyConnection, agent: Agent) -> None:
     insert_rows(

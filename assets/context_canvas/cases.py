@@ -22,16 +22,16 @@ from assets.context_canvas.settings import ContextSettings
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.context_canvas.logic.contact_sheet import contact_sheet
 from assets.context_canvas.logic.case_records import CaseError, ContextCase, case_from_record, case_records
+from assets.context_canvas.store import delete_cases, forget_case_file, write_case_reads, write_cases, write_probes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import Warehouse, insert_rows
+from warehouse.db import Warehouse
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
 CASE_STAGE = "context_cases"
 POOL_PREFIX = "pool:"
-_CASE_TABLES = ("context_case", "context_case_image", "context_case_probe", "context_contact_sheet")
 
 
 @asset(
@@ -73,10 +73,7 @@ def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str
         log.used([source], "case_source")
         # A re-read file replaces everything its earlier version stored: a case it no longer holds (or holds in a
         # form now rejected) is gone.
-        earlier = [r[0] for r in log.con.execute("SELECT case_id FROM context_case WHERE starts_with(locator, ?)",
-                                                 [f"{path}#"]).fetchall()]
-        _delete_cases(log, earlier)
-        log.con.execute("DELETE FROM context_case_read WHERE starts_with(locator, ?)", [f"{path}#"])
+        forget_case_file(log.con, path)
     first_seen: dict[str, str] = {}
 
     def read(item: Item[Any]) -> Outcome:
@@ -109,27 +106,26 @@ def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str
         log.entities(Entity(entity_id("file", i["image_sha256"]), "file", i["image_sha256"], {"reference": i["reference"]})
                      for i in loose)
         log.derived((entities[i["case_id"]], i["pool_item_id"] or entity_id("file", i["image_sha256"]), "shows") for i in images)
-        _delete_cases(log, list(entities))  # a case id read from another file before: this read replaces it
+        delete_cases(log.con, list(entities))  # a case id read from another file before: this read replaces it
         log.unrejected(CASE_STAGE, [d.item.key for d in done if d.kept])
-        insert_rows(log.con, "context_case", [{
+        write_cases(log.con, [{
             "case_id": c.case_id, "evaluation_id": c.evaluation_id, "entity_id": entities[c.case_id], "case_key": c.case_key,
             "record": json.dumps(_record(c), sort_keys=True, ensure_ascii=False), "n_images": len(c.images),
-            "n_options": len(c.options), "gold": c.gold, "locator": c.locator, "activity_id": log.activity_id} for c in cases])
-        insert_rows(log.con, "context_case_image", images)
-        insert_rows(log.con, "context_contact_sheet", [{**r, "activity_id": log.activity_id} for r in sheets])
+            "n_options": len(c.options), "gold": c.gold, "locator": c.locator, "activity_id": log.activity_id} for c in cases],
+            images, [{**r, "activity_id": log.activity_id} for r in sheets])
         log.entities(Entity(entity_id("contact_sheet", r["sha256"]), "contact_sheet", r["sha256"], {"case_id": r["case_id"]})
                      for r in sheets)
         log.generated(entity_id("contact_sheet", r["sha256"]) for r in sheets)
         log.derived((entity_id("contact_sheet", r["sha256"]), entities[r["case_id"]], "side_by_side_of") for r in sheets)
-        insert_rows(log.con, "context_case_probe", [
+        write_probes(log.con, [
             {"case_id": c.case_id, "model": c.probe.model, "answer": c.probe.answer, "note": c.probe.note,
              "activity_id": log.activity_id} for c in cases if c.probe is not None])
         rejected = [d for d in done if not d.kept]
-        insert_rows(log.con, "context_case_read", [
+        write_case_reads(log.con, [
             {"locator": c.locator, "file_sha256": sha, "case_id": c.case_id, "reason_code": None, "detail": None,
              "activity_id": log.activity_id} for c in cases] + [
             {"locator": d.item.locator, "file_sha256": sha, "case_id": None, "reason_code": d.outcome.value[0],
-             "detail": d.outcome.value[1], "activity_id": log.activity_id} for d in rejected], conflict="replace")
+             "detail": d.outcome.value[1], "activity_id": log.activity_id} for d in rejected])
         log.entities(Entity(d.item.key, "case_record", attributes={"locator": d.item.locator}) for d in rejected)
 
     items = (Item(_record_id(_where(path, short)), _where(path, short), digest_of([short, record, early]), (short, record, early))
@@ -137,12 +133,6 @@ def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str
     run_items(step, CASE_STAGE, items, read, write)
     with step.batch() as log:
         step.remember_read(log, path, sha)
-
-
-def _delete_cases(log: ActivityLog, case_ids: list[str]) -> None:
-    if case_ids:
-        for table in _CASE_TABLES:
-            log.con.execute(f"DELETE FROM {table} WHERE case_id IN (SELECT unnest(?::VARCHAR[]))", [sorted(case_ids)])
 
 
 def _where(path: Path, locator: str) -> str:

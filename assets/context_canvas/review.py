@@ -18,7 +18,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from assets.context_canvas.cases import context_cases
 from assets.context_canvas.settings import ContextSettings
 from assets.core.exports import ExportFile, write_file
-from assets.context_canvas.logic.case_records import ContextCase, validate_case
+from assets.context_canvas.logic.case_records import ContextCase
 from assets.context_canvas.logic.retention import (
     CRITERION_KEYS,
     SHEET_COLUMNS,
@@ -28,26 +28,16 @@ from assets.context_canvas.logic.retention import (
     retentions,
     review_sheet_rows,
 )
+from assets.context_canvas.store import record_review_sheet, replace_retentions, stored_cases
 from assets.core.logic.sheets import SheetError, read_sheet_file
 from assets.core.returned_sheets import ingest_sheets
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import entity_id
 from warehouse.lineage import ActivityLog
 
 REVIEW_STAGE = "context_case_review"
-
-
-def stored_cases(con) -> list[ContextCase]:
-    """The stored cases, validated again from their records (the record is the validated content)."""
-    cases = []
-    for record, locator in con.execute("SELECT record, locator FROM context_case ORDER BY case_id").fetchall():
-        case = validate_case(json.loads(record), locator)
-        if not isinstance(case, ContextCase):
-            raise Failure(description=f"stored case at {locator} no longer validates: {case.message}")
-        cases.append(case)
-    return cases
 
 
 @asset(
@@ -71,8 +61,7 @@ def context_case_review(context: AssetExecutionContext, warehouse: WarehouseReso
                            "SELECT case_id, reviewer, criteria, final, note, sheet, row_number FROM context_review"
                            " ORDER BY sheet, row_number").fetchall()]
             decided = retentions([c.case_id for c in cases], reviews, context_canvas.min_reviewers)
-            log.con.execute("DELETE FROM context_retention")
-            insert_rows(log.con, "context_retention", [
+            replace_retentions(log.con, [
                 {"case_id": case_id, "status": r.status, "failed_criteria": list(r.failed_criteria),
                  "reasons": json.dumps(r.reasons, ensure_ascii=False), "reviewers": list(r.reviewers),
                  "activity_id": log.activity_id} for case_id, r in decided.items()])
@@ -119,11 +108,9 @@ def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
 
 def _record_sheet(log: ActivityLog, path: Path, sha: str, reviews: list[CaseReview], error: SheetError | None) -> None:
     """The sheet's reviews (replacing those of its earlier content) and its status."""
-    log.con.execute("DELETE FROM context_review WHERE sheet = ?", [str(path)])
-    insert_rows(log.con, "context_review", [
+    record_review_sheet(log.con, str(path), [
         {"sheet": str(path), "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
          "criteria": json.dumps(r.verdicts(), sort_keys=True), "final": r.final, "note": r.note or None,
-         "activity_id": log.activity_id} for r in reviews], conflict="replace")
-    insert_rows(log.con, "context_review_sheet", [
+         "activity_id": log.activity_id} for r in reviews],
         {"path": str(path), "sha256": sha, "status": "rejected" if error else "read",
-         "problems": str(error) if error else None, "activity_id": log.activity_id}], conflict="replace")
+         "problems": str(error) if error else None, "activity_id": log.activity_id})

@@ -10,18 +10,19 @@ import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.context_canvas.review import context_case_review, stored_cases
+from assets.context_canvas.review import context_case_review
 from assets.context_canvas.settings import ContextSettings
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.context_canvas.logic.case_records import ContextCase
+from assets.context_canvas.logic.offline_answers import context_offline_answers
 from assets.context_canvas.logic.shortcuts import shortcut_report
 from assets.context_canvas.logic.text_only import answer_parser, build_text_only_request, repair_request
+from assets.context_canvas.store import drop_answers_of_gone_cases, stored_cases, write_shortcut_report, write_text_only_answers
 from assets.core.model_calls import CallSettings
 from assets.core.model_call_store import role_caller
 from assets.core.step import recorded_step
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.lineage import ActivityLog
 
 TEXT_ONLY_STAGE = "context_text_only"
@@ -39,7 +40,8 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
     role = model_providers.role(context_canvas.text_only_role)
     answerer = f"{role.provider}/{role.model}"
     with recorded_step(context, wh, {"role": context_canvas.text_only_role, "answerer": answerer}) as step:
-        caller, config = role_caller(wh, step.activity_id, model_providers, context_canvas.text_only_role, repair_request)
+        caller, config = role_caller(wh, step.activity_id, model_providers, context_canvas.text_only_role, repair_request,
+                                     offline=context_offline_answers)
         settings = CallSettings(config.model, config.temperature, config.max_output_tokens)
         with step.batch() as log:
             cases = stored_cases(log.con)
@@ -57,21 +59,20 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
             return Kept(outcome, count="answered")
 
         def write(log: ActivityLog, done: list[Done[ContextCase]]) -> None:
-            insert_rows(log.con, "context_text_only_answer", [
+            write_text_only_answers(log.con, [
                 {"case_id": d.item.payload.case_id, "case_key": d.item.payload.case_key, "answerer": answerer,
                  "answer": d.outcome.value.value if d.kept else None, "call_ids": list(d.outcome.value.call_ids),
-                 "activity_id": log.activity_id} for d in done], conflict="replace")
+                 "activity_id": log.activity_id} for d in done])
             log.unrejected(TEXT_ONLY_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
 
         run_items(step, TEXT_ONLY_STAGE, items, ask, write)
         with step.batch() as log:
-            log.con.execute("DELETE FROM context_text_only_answer WHERE answerer = ? AND case_id NOT IN"
-                            " (SELECT case_id FROM context_case)", [answerer])
+            drop_answers_of_gone_cases(log.con, answerer)
             answers = dict(log.con.execute("SELECT case_id, answer FROM context_text_only_answer WHERE answerer = ?",
                                            [answerer]).fetchall())
             report = shortcut_report(cases, answers) if cases else {"n_cases": 0}
-            insert_rows(log.con, "context_shortcut_report", [{"answerer": answerer, "figures": json.dumps(report, sort_keys=True),
-                                                              "activity_id": log.activity_id}], conflict="replace")
+            write_shortcut_report(log.con, {"answerer": answerer, "figures": json.dumps(report, sort_keys=True),
+                                            "activity_id": log.activity_id})
         step.notes["report"] = report
     return MaterializeResult(metadata=step.summary())

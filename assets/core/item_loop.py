@@ -343,6 +343,12 @@ def run_items(
 RETRY_REQUESTED = "retry requested"
 
 
+def release_quarantine(log: ActivityLog, stage: str, except_in: str) -> None:
+    """Drop a stage's quarantine rows for items it no longer has (``except_in``: a SELECT of the item keys it
+    still has): with no input left, there is nothing to try again."""
+    log.con.execute(f"DELETE FROM item_quarantine WHERE stage = ? AND item_key NOT IN ({except_in})", [stage])
+
+
 def request_retry(wh: Warehouse, stage: str | None = None) -> int:
     """Let the next runs try quarantined items again (all, or one stage's), as a changed input would: their
     quarantine rows stay until they get an outcome, so a success still withdraws their ``internal_error``."""

@@ -20,7 +20,9 @@ from typing import Any
 import duckdb
 
 from assets.core.model_calls import CallBudget, Claim, ModelCaller, RateLimiter, StoredCall, lease_seconds
-from resources.model_providers import ModelProvider, ModelProvidersResource, ModelRequest, ModelResponse, RoleConfig
+from resources.model_providers import ModelProvidersResource, RoleConfig
+from resources.models.heuristic import OfflineAnswers
+from resources.models.types import ModelProvider, ModelRequest, ModelResponse
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import canonical_json, digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, process_alive, this_process, utcnow
@@ -162,12 +164,14 @@ def call_summary(warehouse: Warehouse, activity_id: str) -> dict[str, Any]:
 
 
 def role_caller(warehouse: Warehouse, activity_id: str, providers: ModelProvidersResource, role: str,
-                repair: Callable[[ModelRequest, str, str], ModelRequest]) -> tuple[ModelCaller, RoleConfig]:
+                repair: Callable[[ModelRequest, str, str], ModelRequest], *,
+                offline: OfflineAnswers) -> tuple[ModelCaller, RoleConfig]:
     """The provider layer's ``role`` for one step's calls: cached and logged in ``model_call`` under the step's
-    activity, answers validated with one ``repair`` request; and the role's settings for provenance."""
+    activity, answers validated with one ``repair`` request (``offline``: the pipeline's answers, should the role
+    be the heuristic provider); and the role's settings for provenance."""
     config = providers.role(role)
     endpoint = config.provider + (f"@{config.base_url}" if config.base_url else "")
-    caller = leased_caller(endpoint, providers.provider_for(role), WarehouseCallStore(warehouse, activity_id),
+    caller = leased_caller(endpoint, providers.provider_for(role, offline=offline), WarehouseCallStore(warehouse, activity_id),
                            CallBudget(None, None), RateLimiter(None), repair, providers)
     return caller, config
 

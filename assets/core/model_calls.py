@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from assets.core.templates import render, repair_template
-from resources.model_providers import (
+from resources.models.types import (
     DEFAULT_MAX_BACKOFF_S,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,

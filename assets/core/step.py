@@ -123,6 +123,23 @@ class Step:
                     [{"path": str(path), "n_bytes": stat.st_size if stat else 0, "mtime_ns": stat.st_mtime_ns if stat else 0,
                       "sha256": sha256, "seen_at": utcnow()}], conflict="replace")
 
+    @staticmethod
+    def remember_files(log: ActivityLog, files: list[tuple[str, int, int, str]]) -> None:
+        """``remember_read`` for many files whose (path, size, mtime, sha256) the caller already has."""
+        now = utcnow()
+        insert_rows(log.con, "input_file_state",
+                    [{"path": p, "n_bytes": n, "mtime_ns": m, "sha256": s, "seen_at": now} for p, n, m, s in files],
+                    conflict="replace")
+
+    def settings_fingerprint(self, name: str, fingerprint: str) -> str:
+        """The fingerprint this warehouse was built with for setting ``name``, recording ``fingerprint`` as it when
+        none is known yet: a setting that must never change under existing rows (a hashing salt) is checked by it."""
+        with self.batch() as log:
+            known = log.con.execute("SELECT fingerprint FROM settings_fingerprint WHERE name = ?", [name]).fetchone()
+            if known is None:
+                insert_rows(log.con, "settings_fingerprint", [{"name": name, "fingerprint": fingerprint, "recorded_at": utcnow()}])
+        return fingerprint if known is None else known[0]
+
     def reject_input(self, stage: str, kind: str, path: Path, sha256: str, reason_code: str, detail: str) -> None:
         """Keep an input file that cannot be read at all as a rejected entity with its reason, so the run can read
         the other inputs and then fail with a row in the warehouse behind the message."""

@@ -8,22 +8,16 @@ and the ``counterfactual_edit`` table only: they never become pool members, so n
 images can contain one.
 """
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
 
-from dagster import AssetExecutionContext, AssetKey, ConfigurableResource, Failure, MaterializeResult, asset
-from pydantic import Field
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.counterfactual.logic.edit_pairs import (
-    DEFAULT_LABELS,
     SPEC_COLUMNS,
-    CheckEvent,
     CheckRowError,
     CheckTransitionError,
-    CounterfactualRecord,
     SheetRow,
     SpecError,
     check_decision,
@@ -34,27 +28,18 @@ from assets.counterfactual.logic.edit_pairs import (
     spec_rows,
     transition,
 )
+from assets.counterfactual.settings import CounterfactualSettings
+from assets.counterfactual.store import edited_spec_keys, record_check, stored_edit, write_edit
 from assets.core.logic.textfiles import line_locator
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.image_editing import MODEL_PLACEHOLDER, ImageEditorResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import canonical_json, digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
 EDIT_STAGE = "counterfactual_edit"
 CHECK_STAGE = "counterfactual_check"
-
-
-class CounterfactualSettings(ConfigurableResource):
-    """Which edits to make: a CSV of specs (source_id = a pool item id, decisive_cue, instruction,
-    original_label, intended_label)."""
-
-    specs: Optional[str] = Field(default=None, description="CSV of edit specs; None: no edits")
-    checks: Optional[str] = Field(default=None, description="CSV of manual-check decisions (record_id, decision, reviewer, note)")
-    labels: list[str] = Field(default_factory=lambda: list(DEFAULT_LABELS), description="Allowed labels")
-    seed: Optional[int] = Field(default=None, description="Sent to models that take one")
 
 
 @asset(
@@ -113,7 +98,7 @@ def _edit(step: Step, store, editor, image_editor: ImageEditorResource, counterf
     labels = tuple(counterfactual.labels)
     model = (image_editor.provider, image_editor.model)
     with step.batch() as log:
-        done = {row[0] for row in log.con.execute("SELECT spec_key FROM counterfactual_edit").fetchall()}
+        done = edited_spec_keys(log.con)
 
     def spec_entity(cells) -> str:
         return entity_id("counterfactual_spec", digest_of([[cells[c] for c in SPEC_COLUMNS], *model]))
@@ -157,7 +142,7 @@ def _edit(step: Step, store, editor, image_editor: ImageEditorResource, counterf
             log.generated([row["record_id"]])
             log.used([row["source_id"]], "source_image")
             log.derived([(row["record_id"], row["source_id"], "counterfactual_of")])
-            insert_rows(log.con, "counterfactual_edit", [{**row, "activity_id": log.activity_id}])
+            write_edit(log.con, {**row, "activity_id": log.activity_id})
 
     items = _row_items(step, EDIT_STAGE, "counterfactual_specs", path, spec_rows(path), spec_entity)
     run_items(step, EDIT_STAGE, items, edit, write, batch_size=1)
@@ -179,10 +164,9 @@ def _apply_checks(step: Step, checks: str | None) -> None:
         except CheckRowError as exc:
             return Rejected(exc.reason_code, f"{item.locator}: {exc}")
         with step.batch() as log:
-            row = log.con.execute("SELECT * FROM counterfactual_edit WHERE record_id = ?", [decision.record_id]).fetchdf()
-        if row.empty:
+            record = stored_edit(log.con, decision.record_id)
+        if record is None:
             return Rejected("unknown_record", f"{item.locator}: no counterfactual edit {decision.record_id!r}")
-        record = _record(row.iloc[0].to_dict())
         try:
             updated = transition(record, decision.decision, reviewer=decision.reviewer, note=decision.note)
         except CheckTransitionError as exc:
@@ -194,19 +178,10 @@ def _apply_checks(step: Step, checks: str | None) -> None:
     def write(log: ActivityLog, done: list[Done[SheetRow]]) -> None:
         log.unrejected(CHECK_STAGE, [d.item.key for d in done if d.kept])
         for updated in (d.outcome.value for d in done if d.kept and d.outcome.value is not None):
-            log.con.execute(
-                "UPDATE counterfactual_edit SET manual_check = ?, checked_by = ?, check_note = ?, history = ? WHERE record_id = ?",
-                [updated.manual_check, updated.checked_by, updated.check_note,
-                 canonical_json([vars(e) for e in updated.history]), updated.record_id])
+            record_check(log.con, updated)
 
     def row_entity(cells) -> str:
         return entity_id("counterfactual_check", digest_of([str(path), dict(cells)]))
 
     run_items(step, CHECK_STAGE, _row_items(step, CHECK_STAGE, "counterfactual_checks", path, check_rows(path), row_entity),
               check, write, batch_size=1)
-
-
-def _record(row: dict) -> CounterfactualRecord:
-    fields = {name: row[name] for name in CounterfactualRecord.__dataclass_fields__ if name in row and name not in ("synthetic", "kind", "history")}
-    fields["seed"] = None if fields.get("seed") is None or fields["seed"] != fields["seed"] else int(fields["seed"])
-    return CounterfactualRecord(**fields, history=tuple(CheckEvent(**e) for e in json.loads(row["history"])))

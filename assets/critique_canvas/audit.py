@@ -11,7 +11,8 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from assets.critique_canvas.critique_pairs import CritiqueAuditSettings, CritiqueSettings, critique_pairs
+from assets.critique_canvas.critique_pairs import critique_pairs
+from assets.critique_canvas.settings import CritiqueAuditSettings, CritiqueSettings
 from assets.core.exports import ExportFile, write_file
 from assets.critique_canvas.logic.audit_sample import (
     ACCEPTANCE_RULES,
@@ -25,11 +26,17 @@ from assets.critique_canvas.logic.audit_sample import (
     pair_outcomes,
     parse_review_sheet,
 )
+from assets.critique_canvas.store import (
+    record_audit_sheet,
+    replace_audit_results,
+    set_round_sheet,
+    write_audit_round,
+    write_audit_sample,
+)
 from assets.core.logic.sheets import read_sheet_file
 from assets.core.returned_sheets import ingest_sheets
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
@@ -99,19 +106,17 @@ def critique_audit_sample(context: AssetExecutionContext, warehouse: WarehouseRe
             step.notes["not_drawn"] = "no verifier-accepted pairs yet; the round is drawn once there are some"
             return MaterializeResult(metadata=step.summary())
         with step.batch() as log:
-            insert_rows(
+            write_audit_sample(
                 log.con,
-                "critique_audit_sample",
                 [{"audit_round": audit.round, "pair_id": c.pair_id, "domain": c.domain, "position": n} for n, c in enumerate(sample)],
             )
             log.used((c.pair_id for c in sample), "audited_pair")
             sheet_entity, _ = _write_sheet(log, audit, target, [c.pair_id for c in sample])
-            insert_rows(
+            write_audit_round(
                 log.con,
-                "critique_audit_round",
-                [{"audit_round": audit.round, "sample_size": audit.size, "seed": audit.seed, "allocation": audit.allocation,
-                  "n_candidates": len(candidates), "n_sampled": len(sample), "sheet_path": str(target),
-                  "sheet_entity_id": sheet_entity, "activity_id": log.activity_id, "drawn_at": utcnow()}],
+                {"audit_round": audit.round, "sample_size": audit.size, "seed": audit.seed, "allocation": audit.allocation,
+                 "n_candidates": len(candidates), "n_sampled": len(sample), "sheet_path": str(target),
+                 "sheet_entity_id": sheet_entity, "activity_id": log.activity_id, "drawn_at": utcnow()},
             )
         for c in sample:
             step.counts[f"sampled:{c.domain}"] += 1
@@ -140,8 +145,7 @@ def _keep_frozen(step: Step, audit: CritiqueAuditSettings, drawn: tuple, target:
             pair_ids = [r[0] for r in log.con.execute(
                 "SELECT pair_id FROM critique_audit_sample WHERE audit_round = ? ORDER BY position", [audit.round]).fetchall()]
             sheet_entity, _ = _write_sheet(log, audit, target, pair_ids)
-            log.con.execute("UPDATE critique_audit_round SET sheet_path = ?, sheet_entity_id = ? WHERE audit_round = ?",
-                            [str(target), sheet_entity, audit.round])
+            set_round_sheet(log.con, audit.round, str(target), sheet_entity)
         step.notes["sheet_rewritten"] = str(target)
 
 
@@ -220,22 +224,16 @@ def _record_sheet(step: Step, log: ActivityLog, path: Path, sha: str, reviews: l
     """The sheet's reviews (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
     sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("audit_sheet", sha)
-    log.con.execute("DELETE FROM critique_audit_review WHERE sheet_path = ?", [str(path)])
-    insert_rows(
+    record_audit_sheet(
         log.con,
-        "critique_audit_review",
+        str(path),
         [{"audit_round": r.audit_round, "pair_id": r.pair_id, "reviewer": r.reviewer, "accept": r.accept,
           "blocking_issues": json.dumps(list(r.blocking_issues)), "non_blocking_issues": json.dumps(list(r.non_blocking_issues)),
           "comment": r.comment or None, "sheet_path": str(path), "sheet_sha256": sha, "sheet_row": r.row,
           "activity_id": log.activity_id} for r in reviews],
-    )
-    insert_rows(
-        log.con,
-        "critique_audit_sheet",
-        [{"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
-          "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
-          "n_reviews": len(reviews), "n_blank": blank, "activity_id": log.activity_id, "read_at": utcnow()}],
-        conflict="replace",
+        {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
+         "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
+         "n_reviews": len(reviews), "n_blank": blank, "activity_id": log.activity_id, "read_at": utcnow()},
     )
     step.counts["reviews_ingested"] += len(reviews)
 
@@ -268,17 +266,13 @@ def _report(step: Step, audit: CritiqueAuditSettings) -> list[AuditFigures]:
         log.entities([Entity(report_entity, "critique_audit_report", attributes={"rounds": sorted({f.audit_round for f in figures})})])
         log.generated([report_entity])
         log.derived([*((report_entity, s, "reviewed_in") for s in sheets), *((report_entity, s, "audits") for s in round_sheets)])
-        log.con.execute("DELETE FROM critique_audit_decision")
-        insert_rows(
+        replace_audit_results(
             log.con,
-            "critique_audit_decision",
             [{"audit_round": o.audit_round, "pair_id": o.pair_id, "domain": o.domain, "n_reviews": o.n_reviews,
               "n_accept": o.n_accept, "n_blocking_flags": o.n_blocking_flags, "accepted": o.accepted,
               "acceptance_rule": audit.acceptance_rule, "activity_id": log.activity_id} for o in outcomes],
+            [{**row, "report_entity_id": report_entity, "activity_id": log.activity_id} for row in report_rows],
         )
-        log.con.execute("DELETE FROM critique_audit_figure")
-        insert_rows(log.con, "critique_audit_figure",
-                    [{**row, "report_entity_id": report_entity, "activity_id": log.activity_id} for row in report_rows])
         rejected = {o.pair_id: o for o in outcomes if o.accepted is False}
         log.rejected(AUDIT_STAGE, (
             (pair_id, "audit_rejected", f"{o.n_blocking_flags} of {o.n_reviews} reviewer(s) flagged a blocking issue"

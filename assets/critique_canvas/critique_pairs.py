@@ -8,56 +8,27 @@ same time) makes no request that was made before.
 
 import io
 import json
-from typing import Optional
 
-from dagster import AssetExecutionContext, AssetKey, Config, ConfigurableResource, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 from PIL import Image
-from pydantic import Field
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
 from assets.critique_canvas.logic.chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
-from assets.critique_canvas.logic.answers import DOMAINS, Verdict, conversation_group_id, group_pairs
+from assets.critique_canvas.logic.answers import Verdict, conversation_group_id, group_pairs
+from assets.critique_canvas.logic.offline_answers import critique_offline_answers
+from assets.critique_canvas.settings import CritiqueSettings
+from assets.critique_canvas.store import write_attempt, write_group, write_pairs
 from assets.core.model_calls import BudgetExhausted, CallBudget, RateLimiter
 from assets.core.model_call_store import WarehouseCallStore, call_summary, leased_caller
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import canonical_json, digest_of
 from warehouse.lineage import ActivityLog, Agent, Entity, utcnow
 
 CRITIQUE_STAGE = "critique"
 VERIFIER_STAGE = "critique_verifier"
-
-
-class CritiqueAuditSettings(Config):
-    """The human audit of accepted pairs (AesCanvas S2.3.1: five reviewers, 1,000 pairs)."""
-
-    round: str = Field(default="1", description="Name of the audit round; a drawn round's sample is frozen, a new name draws anew")
-    size: int = Field(default=1000, description="Pairs to sample (the paper audited 1,000)")
-    seed: int = Field(default=0, description="Seed that orders the pairs within each domain")
-    allocation: str = Field(default="proportional", description="Across domains: proportional (to accepted pairs) or equal")
-    acceptance_rule: str = Field(default="majority", description="majority (a tie rejects) or unanimous")
-    min_reviewers: int = Field(default=1, description="Reviews a pair needs before it counts in the figures")
-    sheet_dir: str = Field(default="data/audit/critique_canvas", description="Where blank review sheets are written")
-    returned_dir: str = Field(default="data/audit/critique_canvas/returned", description="Where filled sheets (*.csv) are read")
-
-
-class CritiqueSettings(ConfigurableResource):
-    """How hard the chain may push the providers, and which images it takes."""
-
-    max_concurrency: int = Field(default=4, description="Images (hence model requests) in flight at once")
-    requests_per_minute: Optional[float] = Field(default=None, description="Request starts per minute, all roles together")
-    max_calls: Optional[int] = Field(default=None, description="Stop cleanly after this many requests (cache hits are free)")
-    max_tokens: Optional[int] = Field(default=None, description="Stop cleanly after this many input + output tokens")
-    image_max_side: int = Field(default=1024, description="Images are sent as JPEG with the longer side at most this")
-    limit: Optional[int] = Field(default=None, description="At most this many new images per run")
-    domains: list[str] = Field(default=list(DOMAINS), description="Domains to critique")
-    eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
-    split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
-    audit: CritiqueAuditSettings = Field(default_factory=CritiqueAuditSettings)
-    export_dir: str = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")
 
 
 def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
@@ -110,38 +81,32 @@ def _write_result(log: ActivityLog, item: tuple, digest: str, result: ChainResul
         log.entities([Entity(group_id, "critique_group", attributes={"pool_item_id": pool_item_id, "domain": domain})])
         log.generated([group_id])
         log.derived([(group_id, pool_item_id, "critiques"), *((group_id, c, "answered_by") for c in call_ids)])
-        insert_rows(
+        write_group(
             log.con,
-            "critique_group",
-            [
-                {
-                    "group_id": group_id,
-                    "pool_item_id": pool_item_id,
-                    "image_id": image_id,
-                    "domain": domain,
-                    "chain_digest": digest,
-                    "status": result.status,
-                    "reason_code": result.reason_code,
-                    "detail": result.detail,
-                    "plan": canonical_json(result.plan.as_dict()["dimensions"]) if result.plan else None,
-                    "planner_calls": canonical_json(list(result.calls.get("planner", ()))),
-                    "annotator_calls": canonical_json(list(result.calls.get("annotator", ()))),
-                    "verifier_calls": canonical_json(list(result.calls.get("verifier", ()))),
-                    "n_accepted": sum(v.accepted for v in result.verdicts) if result.verdicts else None,
-                    "activity_id": log.activity_id,
-                    "decided_at": now,
-                }
-            ],
-            conflict="replace",
+            {
+                "group_id": group_id,
+                "pool_item_id": pool_item_id,
+                "image_id": image_id,
+                "domain": domain,
+                "chain_digest": digest,
+                "status": result.status,
+                "reason_code": result.reason_code,
+                "detail": result.detail,
+                "plan": canonical_json(result.plan.as_dict()["dimensions"]) if result.plan else None,
+                "planner_calls": canonical_json(list(result.calls.get("planner", ()))),
+                "annotator_calls": canonical_json(list(result.calls.get("annotator", ()))),
+                "verifier_calls": canonical_json(list(result.calls.get("verifier", ()))),
+                "n_accepted": sum(v.accepted for v in result.verdicts) if result.verdicts else None,
+                "activity_id": log.activity_id,
+                "decided_at": now,
+            },
         )
     if result.status == COMPLETE:
         _write_pairs(log, group_id, pool_item_id, domain, result)
-    insert_rows(
+    write_attempt(
         log.con,
-        "critique_attempt",
-        [{"pool_item_id": pool_item_id, "chain_digest": digest, "group_id": group_id, "status": result.status,
-          "retryable": result.retryable, "activity_id": log.activity_id}],
-        conflict="replace",
+        {"pool_item_id": pool_item_id, "chain_digest": digest, "group_id": group_id, "status": result.status,
+         "retryable": result.retryable, "activity_id": log.activity_id},
     )
 
 
@@ -176,7 +141,7 @@ def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: Cha
     log.entities(entities)
     log.generated(e.entity_id for e in entities)
     log.derived((e.entity_id, group_id, "pair_of") for e in entities)
-    insert_rows(log.con, "critique_pair", rows, conflict="replace")
+    write_pairs(log.con, rows)
     log.rejected(VERIFIER_STAGE, ((r.pair_id, "verifier_rejected", _rejection_detail(verdicts[r.index])) for r in records
                                   if not verdicts[r.index].accepted))
 
@@ -212,7 +177,8 @@ def critique_pairs(
         budget = CallBudget(critique.max_calls, critique.max_tokens)
         limiter = RateLimiter(critique.requests_per_minute)
         callers = {
-            role: leased_caller(s.endpoint, model_providers.provider_for(role), calls, budget, limiter, repair_request, model_providers)
+            role: leased_caller(s.endpoint, model_providers.provider_for(role, offline=critique_offline_answers), calls,
+                                budget, limiter, repair_request, model_providers)
             for role, s in roles.items()
         }
         pending = _pending(step, digest, critique)

@@ -9,7 +9,7 @@ from pathlib import Path
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.critique_canvas.audit import critique_audit_report
-from assets.critique_canvas.critique_pairs import CritiqueSettings
+from assets.critique_canvas.settings import CritiqueSettings
 from assets.critique_canvas.splits import critique_splits
 from assets.core.exports import Contents, ExportFile, publish
 from assets.critique_canvas.logic.group_split import EVAL, TRAIN

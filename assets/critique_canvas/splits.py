@@ -2,11 +2,12 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.critique_canvas.critique_pairs import CritiqueSettings, critique_pairs
+from assets.critique_canvas.critique_pairs import critique_pairs
+from assets.critique_canvas.settings import CritiqueSettings
 from assets.critique_canvas.logic.group_split import EVAL, SplitItem, assign_splits
+from assets.critique_canvas.store import replace_splits
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of
 
 
@@ -35,10 +36,8 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
             return MaterializeResult(metadata=step.summary())
         splits = assign_splits(items, critique.eval_per_domain, critique.split_seed)
         with step.batch() as log:
-            log.con.execute("DELETE FROM critique_split")
-            insert_rows(
+            replace_splits(
                 log.con,
-                "critique_split",
                 [
                     {"group_id": i.group_id, "split": splits[i.group_id], "cluster_id": i.cluster_id, "domain": i.domain,
                      "seed": critique.split_seed, "eval_per_domain": critique.eval_per_domain, "activity_id": log.activity_id}

@@ -14,12 +14,13 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.designs.settings import DesignSettings
+from assets.designs.store import write_source_designs
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
-from assets.designs.logic.crello_records import LayerPayload, ParquetRow, design_json_names, parquet_rows, read_design_file
+from assets.designs.logic.crello_records import LayerPayload, design_json_names, read_design_file
+from assets.designs.parquet_source import ParquetRow, parquet_rows
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
@@ -148,6 +149,6 @@ def _write(log: ActivityLog, source: _Source, source_entity: str, done: list[Don
     log.entities(entities)
     log.generated(e.entity_id for e in entities)
     log.derived((e.entity_id, source_entity, "read_from") for e in entities)
-    insert_rows(log.con, "design", [{**r, "activity_id": log.activity_id} for r in rows])
-    insert_rows(log.con, "design_source_read", [{**r, "activity_id": log.activity_id} for r in reads], conflict="replace")
+    write_source_designs(log.con, [{**r, "activity_id": log.activity_id} for r in rows],
+                         [{**r, "activity_id": log.activity_id} for r in reads])
     log.entities(rejected)

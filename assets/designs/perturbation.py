@@ -7,12 +7,12 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.designs.ingest import design_entity_id, design_records
 from assets.designs.settings import DesignSettings
+from assets.designs.store import write_variants
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.perturb import PerturbError, perturb_design
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
@@ -101,6 +101,5 @@ def _write_variants(log: ActivityLog, done: list[Done], settings_digest: str) ->
     log.entities(entities)
     log.generated(e.entity_id for e in entities)
     log.derived(edges)
-    insert_rows(log.con, "design", [{**d, "activity_id": log.activity_id} for d in designs])
-    insert_rows(log.con, "design_perturbation_op", ops)
-    insert_rows(log.con, "design_variant", [{**v, "activity_id": log.activity_id} for v in variants], conflict="replace")
+    write_variants(log.con, [{**d, "activity_id": log.activity_id} for d in designs], ops,
+                   [{**v, "activity_id": log.activity_id} for v in variants])

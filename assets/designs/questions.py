@@ -13,13 +13,14 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.designs.ingest import design_records
 from assets.designs.review import design_labels
 from assets.designs.settings import DesignSettings
+from assets.designs.store import drop_splits_of_other_seeds, replace_questions, write_splits
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.indicators import indicator
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.question_formats import QuestionInputError, build_questions, question_input_from_design
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import digest_of
 from warehouse.lineage import ActivityLog
 
@@ -43,15 +44,13 @@ def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, 
     params = {"seed": designs.split_seed, "benchmark_fraction": designs.benchmark_fraction}
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
-            stale = log.con.execute("SELECT count(*) FROM design_split WHERE seed <> ?", [designs.split_seed]).fetchone()[0]
-            if stale:  # a new seed re-deals every base design
-                log.con.execute("DELETE FROM design_split")
+            drop_splits_of_other_seeds(log.con, designs.split_seed)
             bases = [r[0] for r in log.con.execute(
                 "SELECT design_id FROM design WHERE NOT is_perturbed AND design_id NOT IN (SELECT base_design_id FROM design_split)"
                 " ORDER BY design_id").fetchall()]
             rows = [{"base_design_id": b, "split": split_of(b, designs.split_seed, designs.benchmark_fraction),
                      "seed": designs.split_seed, "activity_id": log.activity_id} for b in bases]
-            insert_rows(log.con, "design_split", rows)
+            write_splits(log.con, rows)
             log.used(bases, "base_design")
         for row in rows:
             step.counts[row["split"]] += 1
@@ -112,11 +111,9 @@ def design_questions(context: AssetExecutionContext, warehouse: WarehouseResourc
             return Kept((rows, [(s.reason_code, f"{s.format}: {s.detail}") for s in skips]), count="labels_asked")
 
         def write(log: ActivityLog, done: list[Done]) -> None:
-            keys = pd.DataFrame({"design_id": [d.item.payload[0] for d in done], "indicator": [d.item.payload[1] for d in done]})
             rows = [row for d in done if d.kept for row in d.outcome.value[0]]
-            with registered(log.con, "_page", keys):
-                log.con.execute("DELETE FROM design_question WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM _page)")
-            insert_rows(log.con, "design_question", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            replace_questions(log.con, [(d.item.payload[0], d.item.payload[1]) for d in done],
+                              [{**r, "activity_id": log.activity_id} for r in rows])
             log.used({d.item.payload[0] for d in done}, "design")
             skipped = [(d.item.key, code, detail) for d in done if d.kept for code, detail in d.outcome.value[1]]
             log.rejected(QUESTION_STAGE, skipped)

@@ -10,6 +10,7 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.designs.questions import TRAIN, design_questions
 from assets.designs.review import annotator_caller
 from assets.designs.settings import DesignSettings
+from assets.designs.store import write_reasoning_paths
 from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.indicators import indicator
 from assets.designs.logic.labelling import build_reasoning_request, element_box, reasoning_parser
@@ -18,7 +19,6 @@ from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of
 from warehouse.lineage import ActivityLog
 
@@ -76,7 +76,7 @@ def design_reasoning_paths(
 
         def write(log: ActivityLog, done: list[Done]) -> None:
             rows = [d.outcome.value[0] for d in done if d.kept]
-            insert_rows(log.con, "design_reasoning", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            write_reasoning_paths(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.used({d.item.payload[1] for d in done}, "design")
             log.unrejected(REASONING_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value[1] if d.kept else d.outcome.value for d in done)

@@ -15,6 +15,7 @@ from PIL import Image
 from assets.designs.ingest import design_records
 from assets.designs.perturbation import perturbed_designs
 from assets.designs.settings import DesignSettings
+from assets.designs.store import write_renders
 from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.render import RenderError, preview_difference, render_design, to_png_bytes
@@ -22,7 +23,6 @@ from assets.designs.logic.fonts import FontResolver
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
@@ -113,4 +113,4 @@ def _write_renders(log: ActivityLog, done: list[Done]) -> None:
                         {"design_id": r["design_id"], "renderer_version": r["renderer_version"]}) for r in rows)
     log.generated(r["render_id"] for r in rows)
     log.derived((r["render_id"], r["design_id"], "renders") for r in rows)
-    insert_rows(log.con, "design_render", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+    write_renders(log.con, [{**r, "activity_id": log.activity_id} for r in rows])

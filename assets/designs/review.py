@@ -18,6 +18,7 @@ from PIL import Image
 
 from assets.designs.rendering import design_renders
 from assets.designs.settings import DesignSettings
+from assets.designs.store import record_review_sheet, replace_agreement, write_labels, write_review_items
 from assets.core.exports import Contents, ExportFile, publish
 from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.designs.logic.indicators import indicator, indicators_affected
@@ -31,6 +32,7 @@ from assets.designs.logic.labelling import (
     repair_request,
 )
 from assets.designs.logic.design_model import Design
+from assets.designs.logic.offline_answers import design_offline_answers
 from assets.designs.logic.review_votes import (
     ReviewItem,
     ReviewSheetError,
@@ -48,7 +50,7 @@ from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog
 
@@ -99,7 +101,7 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
                 for design_id, uri in page for name in answer_elements(by_design[design_id])
             ]
             with step.batch() as log:
-                insert_rows(log.con, "design_review_item", [{**i.__dict__, "activity_id": log.activity_id} for i in items])
+                write_review_items(log.con, [{**i.__dict__, "activity_id": log.activity_id} for i in items])
             step.counts["items_added"] += len(items)
         target = Path(review.sheet_dir) / f"design_review_round-{review.round}.csv"
         sheet = ExportFile(target, _SHEET_QUERY.format(review_round=review.round.replace("'", "''")), "csv")
@@ -135,8 +137,7 @@ def design_labels(
         with step.batch() as log:
             votes = _votes(log.con)
             agreement = indicator_agreement(votes)
-            log.con.execute("DELETE FROM design_review_agreement")
-            insert_rows(log.con, "design_review_agreement", [
+            replace_agreement(log.con, [
                 {"indicator": a.indicator, "n_items": a.n_items, "n_pairs": a.n_pairs,
                  "mean_pairwise_agreement": a.mean_pairwise_agreement, "fleiss_kappa": a.fleiss_kappa,
                  "activity_id": log.activity_id} for a in agreement])
@@ -183,21 +184,20 @@ def _record_sheet(log: ActivityLog, path: Path, sha: str, votes: list[Vote], bla
     """The sheet's votes (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
     sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("review_sheet", sha)
-    log.con.execute("DELETE FROM design_review_vote WHERE sheet_path = ?", [str(path)])
-    insert_rows(log.con, "design_review_vote", [
+    record_review_sheet(log.con, str(path), [
         {"item_id": v.item_id, "annotator": v.annotator, "review_round": v.review_round, "flawed": v.flawed,
          "comment": v.comment or None, "sheet_path": str(path), "sheet_row": v.row, "activity_id": log.activity_id}
-        for v in votes], conflict="replace")
-    insert_rows(log.con, "design_review_sheet", [
+        for v in votes],
         {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
          "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
-         "n_votes": len(votes), "n_blank": blank, "activity_id": log.activity_id}], conflict="replace")
+         "n_votes": len(votes), "n_blank": blank, "activity_id": log.activity_id})
 
 
 def annotator_caller(step: Step, providers: ModelProvidersResource) -> tuple[ModelCaller, CallSettings, str]:
     """The provider layer's ``annotator`` role for design calls, with the design repair prompt; and the call
     settings and a name for provenance."""
-    caller, role = role_caller(step.warehouse, step.activity_id, providers, "annotator", repair_request)
+    caller, role = role_caller(step.warehouse, step.activity_id, providers, "annotator", repair_request,
+                               offline=design_offline_answers)
     return caller, CallSettings(role.model, role.temperature, role.max_output_tokens), f"model {role.provider}/{role.model}"
 
 
@@ -337,7 +337,7 @@ def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller,
     def write(log: ActivityLog, done: list[Done]) -> None:
         rows = [row for d in done for row in d.outcome.value[0]]
         log.used({r["design_id"] for r in rows}, "design")
-        insert_rows(log.con, "design_label", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+        write_labels(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
         log.rejected(LABEL_STAGE, [(f"{d.item.key}|{name}", code, detail)
                                    for d in done for name, code, detail in d.outcome.value[1].failures])
         for row in rows:

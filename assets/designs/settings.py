@@ -7,6 +7,7 @@ from dagster import Config, ConfigurableResource
 from pydantic import Field
 
 from assets.designs.logic.perturb import PerturbSettings
+from resources.config_paths import ConfigPath, ReturnedDir
 
 
 class PerturbConfig(Config):
@@ -28,8 +29,8 @@ class ReviewConfig(Config):
     """Human review of perturbed designs (AesEval 3.2: several annotators per design, majority vote)."""
 
     round: str = Field(default="1", description="Written into the sheet; votes from every round count")
-    sheet_dir: str = Field(default="data/review/designs", description="Where the blank review sheet is written")
-    returned_dir: str = Field(default="data/review/designs/returned", description="Where filled sheets (*.csv) are read")
+    sheet_dir: ConfigPath = Field(default="data/review/designs", description="Where the blank review sheet is written")
+    returned_dir: ReturnedDir = Field(default="data/review/designs/returned", description="Where filled sheets (*.csv) are read")
     tie_breaker: Optional[str] = Field(default=None, description="None: a tie stays unresolved (the heuristic labels it); flawed or good")
     min_votes: int = Field(default=1, description="Votes an item needs before the human label is used")
 
@@ -37,11 +38,11 @@ class ReviewConfig(Config):
 class DesignSettings(ConfigurableResource):
     """Crello-format sources and the design stages' settings."""
 
-    folders: list[str] = Field(default_factory=list, description="Folders of per-design Crello JSON (layers beside them)")
-    parquet: list[str] = Field(default_factory=list, description="Parquet exports of the Crello dataset")
+    folders: list[ConfigPath] = Field(default_factory=list, description="Folders of per-design Crello JSON (layers beside them)")
+    parquet: list[ConfigPath] = Field(default_factory=list, description="Parquet exports of the Crello dataset")
     format: str = Field(default="auto", description="auto, crello-v4 or crello-v5")
     batch_size: int = Field(default=64, description="Designs per committed batch")
-    font_dirs: list[str] = Field(default_factory=list, description="Extra font folders searched before the system's")
+    font_dirs: list[ConfigPath] = Field(default_factory=list, description="Extra font folders searched before the system's")
     perturb: PerturbConfig = Field(default_factory=PerturbConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     labeller: str = Field(default="heuristic", description="Labels where people gave none: heuristic (offline judge) or"
@@ -52,4 +53,8 @@ class DesignSettings(ConfigurableResource):
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
     question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")
     box_units: str = Field(default="pixels", description="pixels ([x1, y1, x2, y2]) or normalised (fractions of the canvas)")
-    export_dir: str = Field(default="data/exports/aeseval", description="Where the question files are written")
+    export_dir: ConfigPath = Field(default="data/exports/aeseval", description="Where the question files are written")
+
+
+CONFIG_SECTIONS = {"designs": ("designs", DesignSettings)}
+"""Config section -> (Dagster resource key, the class whose fields are the section's keys)."""

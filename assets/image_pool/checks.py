@@ -2,7 +2,7 @@
 
 Checks on ``image_pool`` are blocking: a pool that breaks its contract must not feed the
 critique, context or benchmark stages. Each outcome is also stored in the warehouse's
-``check_result`` table (the only thing this package writes).
+``check_result`` table.
 """
 
 from collections.abc import Iterator

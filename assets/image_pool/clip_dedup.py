@@ -12,17 +12,17 @@ import numpy as np
 from dagster import AssetExecutionContext, MaterializeResult, asset
 from PIL import Image
 
-from assets.image_pool.duplicate_evidence import Evidence, record_scan
 from assets.image_pool.filtering import pool_candidates
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.image_pool.logic.near_duplicates import similar_pairs
 from assets.image_pool.normalization import read_blob
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.store import Evidence, record_scan, write_clip_embeddings
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import Warehouse, insert_rows
+from warehouse.db import Warehouse
 from warehouse.lineage import ActivityLog, Agent
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def clip_duplicates(
         def write(log: ActivityLog, done: list[Done[str]]) -> None:
             kept = [d for d in done if d.kept]
             log.used((d.item.key for d in kept), "image")
-            insert_rows(log.con, "clip_embedding", [
+            write_clip_embeddings(log.con, [
                 {"image_id": d.item.key, "model_key": embedder.model_key, "embedding": d.outcome.value,
                  "activity_id": log.activity_id}
                 for d in kept

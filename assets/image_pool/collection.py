@@ -1,6 +1,5 @@
 """Collection: provenance records from manifests and folders, then the bytes behind each record."""
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
@@ -25,16 +24,25 @@ from assets.image_pool.logic.sources import (
     source_row,
 )
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.store import (
+    SOURCE_STAGE,
+    clear_failed_runs,
+    clear_runs_for_retry,
+    write_failed_runs,
+    write_fetch_attempts,
+    write_file_blobs,
+    write_record_files,
+    write_source_records,
+)
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import Warehouse, insert_rows, registered
+from warehouse.db import Warehouse, registered
 from warehouse.ids import digest_of, entity_id, sha256_file
-from warehouse.lineage import ActivityLog, Entity, utcnow
+from warehouse.lineage import ActivityLog, Entity, clear_rejections
 from warehouse.redaction import redact_text
 
-SOURCE_STAGE = "source"
 FETCH_STAGE = "fetch"
 
 
@@ -46,58 +54,6 @@ def _file_state(step: Step, paths: list[str]) -> dict[str, tuple[int, int, str]]
             "SELECT path, n_bytes, mtime_ns, sha256 FROM input_file_state WHERE path IN (SELECT path FROM _paths)"
         ).fetchall()
     return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
-
-
-def _remember_files(log: ActivityLog, files: list[tuple[str, int, int, str]]) -> None:
-    now = utcnow()
-    insert_rows(
-        log.con,
-        "input_file_state",
-        [{"path": p, "n_bytes": n, "mtime_ns": m, "sha256": s, "seen_at": now} for p, n, m, s in files],
-        conflict="replace",
-    )
-
-
-def write_source_records(
-    log: ActivityLog, rows: list[SourceRow], used_entity: str, relation: str = "listed_in"
-) -> None:
-    """Store records (valid or not) as entities generated here; rejected rows keep their reason.
-
-    This is the pool's published entry point: other stages that find images (e.g. Reddit posts)
-    hand their records in here, and the pool stages fetch, filter and de-duplicate them like any other.
-    """
-    now = utcnow()
-    unique = {row.record_id: row for row in rows}
-    log.entities(
-        Entity(rid, "source_record", attributes={"source_type": r.source_type, "locator": r.locator})
-        for rid, r in unique.items()
-    )
-    log.generated(unique)
-    log.derived((rid, used_entity, relation) for rid in unique)
-    insert_rows(
-        log.con,
-        "source_record",
-        [
-            {
-                "record_id": rid,
-                "source_type": r.source_type,
-                "source_name": r.source_name,
-                "locator": r.locator,
-                "title": r.title,
-                "creator": r.creator,
-                "provider": r.provider,
-                "source_url": r.source_url,
-                "license": r.license,
-                "redistribution": r.redistribution,
-                "domain": r.domain,
-                "extra": json.dumps(dict(r.extra), sort_keys=True) if r.extra else None,
-                "activity_id": log.activity_id,
-                "recorded_at": now,
-            }
-            for rid, r in unique.items()
-        ],
-    )
-    log.rejected(SOURCE_STAGE, [(rid, r.problem[0], r.problem[1]) for rid, r in unique.items() if r.problem])
 
 
 @asset(
@@ -175,7 +131,7 @@ def _collect_manifest(step: Step, manifest: Path, batch_size: int) -> None:
                       batch_size=batch_size, record_rejections=False)
             step.log.info(f"read manifest {path}")
     with step.batch() as log:
-        _remember_files(log, [(str(path), stat.st_size, stat.st_mtime_ns, sha)])
+        step.remember_files(log, [(str(path), stat.st_size, stat.st_mtime_ns, sha)])
 
 
 def _collect_folder(step: Step, root: Path, defaults: FolderDefaults, batch_size: int) -> None:
@@ -204,7 +160,7 @@ def _write_records(listed_in: Entity, role: str, log: ActivityLog, done: list[Do
     log.entities([listed_in])
     log.used([listed_in.entity_id], role)
     if role == "folder":
-        _remember_files(log, [(str(d.item.payload.path), *d.item.payload.fingerprint, d.outcome.value.content_sha256 or "")
+        Step.remember_files(log, [(str(d.item.payload.path), *d.item.payload.fingerprint, d.outcome.value.content_sha256 or "")
                               for d in done if d.item.payload.fingerprint])
     write_source_records(log, [d.outcome.value for d in done], listed_in.entity_id)
 
@@ -300,10 +256,8 @@ def retry_gave_up(wh: Warehouse) -> int:
     with wh.transaction() as con:
         given_up = "SELECT entity_id FROM rejection WHERE stage = ? AND reason_code = ?"
         (n,) = con.execute(f"SELECT count(*) FROM ({given_up})", [FETCH_STAGE, GAVE_UP]).fetchone()
-        con.execute(
-            "UPDATE fetch_failed_run SET cleared_at = ?, cleared_by = 'retry' WHERE cleared_at IS NULL AND locator IN"
-            f" (SELECT locator FROM source_record WHERE record_id IN ({given_up}))", [utcnow(), FETCH_STAGE, GAVE_UP])
-        con.execute("DELETE FROM rejection WHERE stage = ? AND reason_code = ?", [FETCH_STAGE, GAVE_UP])
+        clear_runs_for_retry(con, FETCH_STAGE, GAVE_UP)
+        clear_rejections(con, FETCH_STAGE, GAVE_UP)
     return n
 
 
@@ -353,8 +307,8 @@ def _write_fetches(log: ActivityLog, done: list[Done[PendingLocator]]) -> None:
             })
         elif one.item.payload.failed_runs:
             decided["rejected"].append(one.item.locator)
-    insert_rows(log.con, "fetch_attempt", attempts)
-    insert_rows(log.con, "file_blob", list(files.values()))
+    write_fetch_attempts(log.con, attempts)
+    write_file_blobs(log.con, list(files.values()))
     file_entities = {sha: entity_id("file", sha) for sha in files}
     log.entities(
         Entity(eid, "file", sha, {"n_bytes": files[sha]["n_bytes"], "media_type": files[sha]["media_type"]})
@@ -363,18 +317,11 @@ def _write_fetches(log: ActivityLog, done: list[Done[PendingLocator]]) -> None:
     log.generated(file_entities.values())
     log.used((rid for rid, _ in links), "record")
     log.derived((file_entities[sha], rid, "retrieved_from") for rid, sha in links)
-    insert_rows(
-        log.con,
-        "record_file",
-        [{"record_id": rid, "file_sha256": sha, "activity_id": log.activity_id} for rid, sha in links],
-    )
+    write_record_files(log, links)
     log.rejected(FETCH_STAGE, failures)
     log.rejected(FETCH_STAGE, retryable_failures, retryable=True)
     log.unrejected(FETCH_STAGE, succeeded)
-    insert_rows(log.con, "fetch_failed_run", failed_runs)
+    write_failed_runs(log.con, failed_runs)
     for cleared_by, locators in decided.items():
         if locators:
-            with registered(log.con, "_aesforge_cleared", pd.DataFrame({"locator": locators}, dtype=object)):
-                log.con.execute(
-                    "UPDATE fetch_failed_run SET cleared_at = ?, cleared_by = ? WHERE cleared_at IS NULL"
-                    " AND locator IN (SELECT locator FROM _aesforge_cleared)", [utcnow(), cleared_by])
+            clear_failed_runs(log.con, locators, cleared_by)

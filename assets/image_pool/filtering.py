@@ -6,9 +6,9 @@ from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.image_pool.logic.images import FilterRules, filter_reason
 from assets.image_pool.normalization import normalized_images
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.store import write_pool_candidates
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of
 
 FILTER_STAGE = "filter"
@@ -55,9 +55,8 @@ def pool_candidates(
             rows = [d.outcome.value for d in done]
             log.used((row.record_id for row in rows), "record")
             log.used((row.image_id for row in rows), "image")
-            insert_rows(
+            write_pool_candidates(
                 log.con,
-                "pool_candidate",
                 [
                     {
                         "record_id": d.item.key,
@@ -69,7 +68,6 @@ def pool_candidates(
                     }
                     for d in done
                 ],
-                conflict="replace",
             )
             log.unrejected(FILTER_STAGE, [d.item.key for d in done if d.kept])
 

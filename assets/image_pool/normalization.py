@@ -13,14 +13,14 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
-from assets.image_pool.logic.images import DecodedImage, DecodeFailure, decode_normalized, encode_normalized
+from assets.image_pool.logic.images import DecodedImage, decode_normalized, encode_normalized
 from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.signatures import signature_row
+from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.step import recorded_step
 from resources.blob_store import BlobNotFound, BlobRef, BlobStore, BlobStoreResource
+from resources.image_formats import DecodeFailure
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import entity_id
 from warehouse.lineage import ActivityLog, Entity
 
@@ -115,7 +115,7 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
             "activity_id": log.activity_id,
         }
         if r.signature is not None:
-            signatures[image_id] = signature_row(image_id, r.signature, log.activity_id)
+            signatures[image_id] = r.signature
         derived.append((image_id, d.item.key, "decoded_from"))
     log.used((d.item.key for d in done), "file")
     log.entities(
@@ -124,9 +124,9 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
     )
     log.generated(images)
     log.derived(derived)
-    insert_rows(log.con, "image", list(images.values()))
-    insert_rows(log.con, "image_signature", list(signatures.values()))
-    insert_rows(log.con, "file_decode", decodes)
+    write_images(log.con, list(images.values()))
+    write_signatures(log, signatures)
+    write_file_decodes(log.con, decodes)
     log.unrejected(DECODE_STAGE, [d.item.key for d in done if d.kept])  # a blob that was missing and is back
 
 

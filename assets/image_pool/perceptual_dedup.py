@@ -10,12 +10,11 @@ from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.image_pool.duplicate_evidence import Evidence, record_scan
 from assets.image_pool.filtering import pool_candidates
 from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.image_pool.logic.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.signatures import load_signatures, stream_hashes, stream_signature_records
+from assets.image_pool.store import Evidence, load_signatures, record_scan, stream_hashes, stream_signature_records
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.lineage import ActivityLog

@@ -7,9 +7,9 @@ from assets.image_pool.filtering import pool_candidates
 from assets.image_pool.logic.clusters import DuplicateEdge, PoolCandidate, assign_clusters
 from assets.image_pool.perceptual_dedup import perceptual_duplicates
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.store import replace_pool_members
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import Entity
 
@@ -52,10 +52,8 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
         dropped = [a for a in assignments if not a.is_representative]
         item_ids = {a.record_id: entity_id("pool_item", digest_of([a.record_id, a.image_id])) for a in kept}
         with step.batch() as log:
-            log.con.execute("DELETE FROM pool_member")
-            insert_rows(
+            replace_pool_members(
                 log.con,
-                "pool_member",
                 [
                     {**a.__dict__, "pool_item_id": item_ids.get(a.record_id), "activity_id": log.activity_id}
                     for a in assignments
@@ -82,10 +80,7 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
                 ],
             )
             log.unrejected(DEDUP_STAGE, [a.record_id for a in kept])
-            log.con.execute(
-                "DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN (SELECT record_id FROM pool_member)",
-                [DEDUP_STAGE],
-            )
+            log.unrejected_all(DEDUP_STAGE, except_in="SELECT record_id FROM pool_member")
             step.remember_inputs(log, inputs)
         by_domain: dict[str, int] = {}
         for a in kept:

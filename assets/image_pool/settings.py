@@ -9,12 +9,13 @@ from pydantic import Field
 
 from assets.image_pool.logic.images import FilterRules
 from assets.image_pool.logic.sources import FolderDefaults
+from resources.config_paths import ConfigPath
 
 
 class FolderSourceConfig(Config):
     """A local folder of images; its provenance comes from here, as the files carry none."""
 
-    path: str
+    path: ConfigPath
     provider: str = Field(default="local folder", description="Who supplied the images")
     license: Optional[str] = Field(default=None, description="License of every image in the folder")
     creator: str = Field(default="unknown", description="Creator, or 'unknown' (never inferred)")
@@ -71,8 +72,12 @@ class DedupConfig(Config):
 class PoolSettings(ConfigurableResource):
     """What goes into the shared image pool and how it is filtered and de-duplicated."""
 
-    manifests: list[str] = Field(default=[], description="CSV or JSONL manifests: locator (URL or path) + provenance")
+    manifests: list[ConfigPath] = Field(default=[], description="CSV or JSONL manifests: locator (URL or path) + provenance")
     folders: list[FolderSourceConfig] = Field(default=[], description="Local folders of images")
     filters: FilterConfig = Field(default_factory=FilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     batch_size: int = Field(default=256, description="Items per warehouse transaction; a crash loses at most one batch")
+
+
+CONFIG_SECTIONS = {"pool": ("pool", PoolSettings)}
+"""Config section -> (Dagster resource key, the class whose fields are the section's keys)."""

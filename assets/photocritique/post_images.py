@@ -8,19 +8,17 @@ plus the post it illustrates.
 import json
 from dataclasses import dataclass
 
-import pandas as pd
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.image_pool.collection import write_source_records
+from assets.image_pool.store import SourceRow, write_source_records
 from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.photocritique.logic.image_links import locate, resolve_images
 from assets.photocritique.logic.reddit_records import Post
-from assets.image_pool.logic.sources import SourceRow
 from assets.photocritique.reddit_ingest import reddit_posts
+from assets.photocritique.store import replace_post_images
 from assets.photocritique.settings import PhotocritiqueSettings
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
 from warehouse.ids import canonical_json, digest_of, entity_id
 from warehouse.lineage import ActivityLog
 
@@ -127,13 +125,13 @@ def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str) 
 
 def _write_images(log: ActivityLog, done: list[Done]) -> None:
     resolved = [(d.item.payload[0], d.outcome.value) for d in done]
-    ids = pd.DataFrame({"post_id": [r.resolution["post_id"] for _, r in resolved]})
-    with registered(log.con, "_posts", ids):
-        log.used((entity for entity, _ in resolved), "post")
-        for post_entity, r in resolved:
-            if r.rows:
-                write_source_records(log, r.rows, post_entity, relation=IMAGE_RELATION)
-        log.con.execute("DELETE FROM reddit_post_image WHERE post_id IN (SELECT post_id FROM _posts)")
-        insert_rows(log.con, "reddit_post_image", [{**i, "activity_id": log.activity_id} for _, r in resolved for i in r.images])
-        insert_rows(log.con, "reddit_image_resolution", [{**r.resolution, "activity_id": log.activity_id} for _, r in resolved],
-                    conflict="replace")
+    log.used((entity for entity, _ in resolved), "post")
+    for post_entity, r in resolved:
+        if r.rows:
+            write_source_records(log, r.rows, post_entity, relation=IMAGE_RELATION)
+    replace_post_images(
+        log.con,
+        [r.resolution["post_id"] for _, r in resolved],
+        [{**i, "activity_id": log.activity_id} for _, r in resolved for i in r.images],
+        [{**r.resolution, "activity_id": log.activity_id} for _, r in resolved],
+    )

@@ -18,28 +18,40 @@ from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.logic.iteration import batched
 from assets.photocritique.logic.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
 from assets.photocritique.logic.reddit_records import (
-    CONNECTION_ERROR,
-    HTTP_ERROR,
     UNSUPPORTED_FILE,
     Comment,
-    Origin,
     Post,
-    RawItem,
-    RedditSource,
-    SourceProblem,
-    SubredditWindow,
     UsernameHasher,
     merge_observations,
     normalize_comment,
     normalize_submission,
     parse_id_list,
 )
+from assets.photocritique.store import (
+    add_window_candidates,
+    queue_merges,
+    save_dump_scan,
+    write_candidates,
+    write_fetch_done,
+    write_merged,
+    write_observations,
+    write_source_problems,
+)
 from assets.photocritique.settings import PhotocritiqueSettings
 from assets.core.step import Step, recorded_step
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
+from resources.reddit_sources import (
+    CONNECTION_ERROR,
+    HTTP_ERROR,
+    Origin,
+    RawItem,
+    RedditSource,
+    SourceProblem,
+    SubredditWindow,
+)
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import canonical_json, digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
@@ -94,17 +106,7 @@ def _require_sources(sources: list[RedditSource]) -> None:
 def _check_salt(step: Step, hasher: UsernameHasher) -> None:
     """Author hashes from different salts never match, so a changed salt must stop the run, not corrupt it."""
     fingerprint = hasher.salt_fingerprint()
-    with step.batch() as log:
-        known = log.con.execute(
-            "SELECT fingerprint FROM settings_fingerprint WHERE name = 'reddit_username_salt'"
-        ).fetchone()
-        if known is None:
-            insert_rows(
-                log.con,
-                "settings_fingerprint",
-                [{"name": "reddit_username_salt", "fingerprint": fingerprint, "recorded_at": utcnow()}],
-            )
-    if known is not None and known[0] != fingerprint:
+    if step.settings_fingerprint("reddit_username_salt", fingerprint) != fingerprint:
         raise Failure(
             description="the username salt differs from the one this warehouse was built with; author hashes"
             " would no longer match (the submitter check needs them to). Restore the salt or use a new warehouse."
@@ -207,13 +209,13 @@ class ObservationWriter:
         problems = [d.outcome.value for d in done if not d.kept]
         answered = [d.outcome.value for d in done if d.kept and isinstance(d.outcome.value, _Answered)]
         self.store(log, records, problems)
-        insert_rows(log.con, "reddit_fetch_done", [
+        write_fetch_done(log.con, [
             {"source_kind": a.source_kind, "scope": self.scope, "post_id": key, "activity_id": log.activity_id}
             for a in answered for key in a.keys
         ])
 
     def store(self, log: ActivityLog, records: list[Post | Comment], problems: list[SourceProblem]) -> None:
-        insert_rows(log.con, "reddit_source_problem", [_problem_row(log, p, self.scope) for p in problems])
+        write_source_problems(log.con, [_problem_row(log, p, self.scope) for p in problems])
         if records:
             self._write_records(log, records)
 
@@ -248,7 +250,7 @@ class ObservationWriter:
             if self.scope == COMMENTS:
                 row["comment_id"] = record.comment_id
             rows.append(row)
-        insert_rows(log.con, table, rows)
+        write_observations(log.con, table, rows)
         log.entities(entities.values())
         log.generated(entities)
         log.derived(edges)
@@ -322,15 +324,10 @@ class _ScanProgress:
         self._save(log, "complete", 0, 0, 0)
 
     def _save(self, log: ActivityLog, status: str, offset: int, matched: int, problems: int) -> None:
-        """Insert the file's row, or move it on: offsets only grow, counts add up (and roll back with the batch)."""
-        log.con.execute(
-            "INSERT INTO reddit_dump_scan VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scan_key) DO UPDATE SET"
-            " status = excluded.status, resume_offset = greatest(reddit_dump_scan.resume_offset, excluded.resume_offset),"
-            " lines_matched = reddit_dump_scan.lines_matched + excluded.lines_matched,"
-            " problems = reddit_dump_scan.problems + excluded.problems, activity_id = excluded.activity_id,"
-            " updated_at = excluded.updated_at",
-            [self.scan_key, self.locator, self.scope, self.target_digest, status, offset, matched, problems,
-             log.activity_id, utcnow()],
+        """Insert the file's row, or move it on, in the batch's transaction (so it rolls back with the batch)."""
+        save_dump_scan(
+            log.con, scan_key=self.scan_key, locator=self.locator, scope=self.scope, target_digest=self.target_digest,
+            status=status, offset=offset, matched=matched, problems=problems, activity_id=log.activity_id,
         )
 
 
@@ -398,12 +395,7 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
         else ("comment_id", "reddit_comment_observation", "reddit_comment")
     )
     with step.batch() as log:
-        log.con.execute(
-            f"INSERT OR IGNORE INTO reddit_merge_queue SELECT ?, o.{key} FROM {obs_table} o"
-            f" LEFT JOIN {table} m USING ({key}) GROUP BY o.{key}, m.n_observations"
-            " HAVING m.n_observations IS NULL OR count(*) <> m.n_observations",
-            [scope],
-        )
+        queue_merges(log.con, scope, key, obs_table, table)
 
     def pending() -> Iterator[Item]:
         pages = step.warehouse.pages("SELECT item_id FROM reddit_merge_queue WHERE scope = ?", [scope], key="item_id", block=batch_size)
@@ -431,9 +423,8 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
         return Kept(_merged_row(scope, winner, by_identity[id(winner)], len(parsed), step.activity_id), count=f"merged:{scope}")
 
     def write(log: ActivityLog, done: list[Done]) -> None:
-        insert_rows(log.con, table, [d.outcome.value for d in done if d.outcome.value is not None], conflict="replace")
-        with registered(log.con, "_merged", pd.DataFrame({"item_id": [d.item.payload[0] for d in done]})):
-            log.con.execute("DELETE FROM reddit_merge_queue WHERE scope = ? AND item_id IN (SELECT item_id FROM _merged)", [scope])
+        write_merged(log.con, scope, table, [d.outcome.value for d in done if d.outcome.value is not None],
+                     [d.item.payload[0] for d in done])
 
     run_items(step, f"reddit_{scope}_merge", pending(), merge, write, batch_size=batch_size)
 
@@ -504,9 +495,9 @@ def _candidate_line(list_file: Path, item: Item) -> Outcome:
 
 def _write_candidates(log: ActivityLog, done: list[Done]) -> None:
     now = utcnow()
-    insert_rows(log.con, "reddit_candidate", [{**d.outcome.value, "activity_id": log.activity_id, "recorded_at": now}
-                                              for d in done if d.kept])
-    insert_rows(log.con, "reddit_source_problem", [_problem_row(log, d.outcome.value, "candidates") for d in done if not d.kept])
+    write_candidates(log.con, [{**d.outcome.value, "activity_id": log.activity_id, "recorded_at": now}
+                               for d in done if d.kept])
+    write_source_problems(log.con, [_problem_row(log, d.outcome.value, "candidates") for d in done if not d.kept])
 
 
 def _list_origin(list_file: Path, line: int) -> Origin:
@@ -525,12 +516,7 @@ def _window_candidates(step: Step, window: SubredditWindow) -> None:
     candidates are known before the merge, which then runs once for the whole step.
     """
     with step.batch() as log:
-        log.con.execute(
-            "INSERT OR IGNORE INTO reddit_candidate SELECT DISTINCT post_id, NULL, NULL, ?, now() FROM reddit_post_observation"
-            " WHERE lower(record->>'subreddit') = lower(?) AND CAST(record->>'created_utc' AS BIGINT) >= ?"
-            " AND CAST(record->>'created_utc' AS BIGINT) < ?",
-            [log.activity_id, window.subreddit, window.start_utc, window.end_utc],
-        )
+        add_window_candidates(log.con, log.activity_id, window.subreddit, window.start_utc, window.end_utc)
 
 
 def _ingest(

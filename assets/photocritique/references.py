@@ -19,9 +19,10 @@ from assets.photocritique.logic.reddit_records import Comment, Post
 from assets.photocritique.reddit_ingest import reddit_comments, reddit_posts
 from assets.photocritique.post_images import candidate_entity, reddit_post_images
 from assets.photocritique.settings import PhotocritiqueSettings
+from assets.photocritique.store import clear_references, write_comment_decisions, write_post_decisions, write_references
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity
 
@@ -145,8 +146,7 @@ def _decide(item: Item[_Candidate], params: FilterParams) -> Kept:
 
 
 def _write_page(log: ActivityLog, done: list[Done[_Candidate]]) -> None:
-    with registered(log.con, "_page", pd.DataFrame({"post_id": [d.item.payload.post_id for d in done]})):
-        log.con.execute("DELETE FROM photocritique_reference WHERE post_id IN (SELECT post_id FROM _page)")
+    clear_references(log.con, [d.item.payload.post_id for d in done])
     _write_missing(log, {d.item.payload.post_id: d.outcome.value for d in done if d.item.payload.missing is not None})
     found = [d for d in done if d.item.payload.missing is None]
     _write_decisions(
@@ -161,9 +161,8 @@ def _write_missing(log: ActivityLog, missing: dict[str, str]) -> None:
     if not missing:
         return
     log.entities(Entity(candidate_entity(pid), "reddit_candidate", attributes={"post_id": pid}) for pid in missing)
-    insert_rows(
+    write_post_decisions(
         log.con,
-        "photocritique_post_decision",
         [
             {
                 "post_id": pid,
@@ -181,7 +180,6 @@ def _write_missing(log: ActivityLog, missing: dict[str, str]) -> None:
             }
             for pid, detail in missing.items()
         ],
-        conflict="replace",
     )
     log.rejected(POST_STAGE, ((candidate_entity(pid), NOT_FOUND, detail) for pid, detail in missing.items()))
 
@@ -256,9 +254,9 @@ def _write_decisions(log: ActivityLog, decisions, posts, comments) -> None:
     log.entities(entities)
     log.generated(e.entity_id for e in entities)
     log.derived(edges)
-    insert_rows(log.con, "photocritique_post_decision", post_rows, conflict="replace")
-    insert_rows(log.con, "photocritique_comment_decision", comment_rows, conflict="replace")
-    insert_rows(log.con, "photocritique_reference", reference_rows, conflict="replace")
+    write_post_decisions(log.con, post_rows)
+    write_comment_decisions(log.con, comment_rows)
+    write_references(log.con, reference_rows)
     log.rejected(POST_STAGE, post_rejections)
     log.rejected(COMMENT_STAGE, comment_rejections)
     log.unrejected(POST_STAGE, accepted)

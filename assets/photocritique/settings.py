@@ -10,13 +10,15 @@ from dagster import Config, ConfigurableResource, Failure
 from pydantic import Field
 
 from assets.photocritique.logic.selection_rules import DEFAULT_BOT_BOILERPLATE, FilterParams
-from assets.photocritique.logic.reddit_records import SubredditWindow, UsernameHasher
+from assets.photocritique.logic.reddit_records import UsernameHasher
+from resources.reddit_sources import SubredditWindow
+from resources.config_paths import ConfigPath, LocalOrUrl
 
 
 class LocalImagesConfig(Config):
     """A folder of already-downloaded post images (as many users of the Reddit Photo Critique Dataset have)."""
 
-    path: str
+    path: ConfigPath
     pattern: str = Field(
         default="{post_id}*",
         description="Glob for a post's file; {post_id} and {position} are filled in (e.g. '{post_id}.jpg')",
@@ -26,13 +28,13 @@ class LocalImagesConfig(Config):
 class PhotocritiqueSettings(ConfigurableResource):
     """Which posts to rebuild, from which archives, and the benchmark's filter settings."""
 
-    id_lists: list[str] = Field(
+    id_lists: list[ConfigPath] = Field(
         default=[], description="RPCD-style split files: bare base36 submission ids, one per line"
     )
     subreddit: Optional[str] = Field(default=None, description="Without id lists: the subreddit to take posts from")
     start_date: Optional[str] = Field(default=None, description="Window start (ISO date or datetime, UTC, inclusive)")
     end_date: Optional[str] = Field(default=None, description="Window end (ISO date or datetime, UTC, exclusive)")
-    dumps: list[str] = Field(
+    dumps: list[ConfigPath] = Field(
         default=[],
         description="zst dump files or folders holding RS_/RC_YYYY-MM.zst or <sub>_submissions/_comments.zst",
     )
@@ -59,10 +61,10 @@ class PhotocritiqueSettings(ConfigurableResource):
         default="restricted", description="Redistribution status of post images (the benchmark ships ids, not images)"
     )
     local_images: Optional[LocalImagesConfig] = Field(default=None)
-    url_rewrite: dict[str, str] = Field(
+    url_rewrite: dict[str, LocalOrUrl] = Field(
         default={}, description="URL prefix -> mirror URL prefix or local folder, tried in order"
     )
-    export_dir: str = Field(default="data/exports/photocritique", description="Where the Parquet and JSONL exports go")
+    export_dir: ConfigPath = Field(default="data/exports/photocritique", description="Where the Parquet and JSONL exports go")
     batch_size: int = Field(default=500, description="Items per warehouse transaction; a crash loses at most one batch")
 
     def enabled(self) -> bool:
@@ -102,3 +104,7 @@ def _epoch(value: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return int(moment.timestamp())
+
+
+CONFIG_SECTIONS = {"photocritique": ("photocritique", PhotocritiqueSettings)}
+"""Config section -> (Dagster resource key, the class whose fields are the section's keys)."""

@@ -17,9 +17,9 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.poetry.logic.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, poem_records
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import write_poems, write_source_reads
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
@@ -78,13 +78,13 @@ def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> No
         log.entities(Entity(p.entity_id, "poem", p.content_sha256, {"poem_id": p.poem_id, "locator": p.locator}) for p in poems)
         log.generated(p.entity_id for p in poems)
         log.derived((p.entity_id, source, "read_from") for p in poems)
-        insert_rows(log.con, "poem", [_row(p, log.activity_id) for p in poems], conflict="replace")
+        write_poems(log.con, [_row(p, log.activity_id) for p in poems])
         log.entities(Entity(key, "poem_record", attributes={"locator": r.locator}) for key, r in rejected)
-        insert_rows(log.con, "poem_source_read", [
+        write_source_reads(log.con, [
             {"locator": p.locator, "file_sha256": sha, "poem_id": p.poem_id, "reason_code": None, "detail": None,
              "activity_id": log.activity_id} for p in poems] + [
             {"locator": r.locator, "file_sha256": sha, "poem_id": None, "reason_code": r.reason_code, "detail": r.detail,
-             "activity_id": log.activity_id} for _, r in rejected], conflict="replace")
+             "activity_id": log.activity_id} for _, r in rejected])
 
     # Locators name the file's full path, so two corpora with one file name never overwrite each other's rows.
     items = (Item(_record_id(locator), locator, digest_of([locator, _content(raw)]), raw)
@@ -107,11 +107,3 @@ def _row(poem: Poem, activity_id: str) -> dict:
     return {"poem_id": poem.poem_id, "entity_id": poem.entity_id, "content_sha256": poem.content_sha256, "title": poem.title,
             "author": poem.author, "text": poem.text, "translation": poem.translation, "themes": list(poem.themes),
             "form": poem.form, "source": poem.source, "locator": poem.locator, "activity_id": activity_id}
-
-
-def load_poems(con) -> dict[str, Poem]:
-    """The stored corpus as ``Poem`` objects, by poem id."""
-    rows = con.execute("SELECT poem_id, title, author, text, translation, themes, form, source, locator FROM poem"
-                       " ORDER BY poem_id").fetchall()
-    return {r[0]: Poem(poem_id=r[0], title=r[1], author=r[2], text=r[3], translation=r[4], themes=tuple(r[5]), form=r[6],
-                       source=r[7], locator=r[8]) for r in rows}

@@ -23,17 +23,16 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
-from assets.image_pool.collection import write_source_records
+from assets.image_pool.store import SourceRow, write_source_records, write_stored_file
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.poetry.logic.poems import Poem, illustration_prompt, illustration_template
-from assets.image_pool.logic.sources import SourceRow
-from assets.poetry.corpus import load_poems, poem_corpus
+from assets.poetry.corpus import poem_corpus
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import load_poems, write_illustrations
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.image_editing import ImageGeneratorsResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id, sha256_hex
 from warehouse.lineage import ActivityLog, Agent, Entity
 
@@ -130,19 +129,15 @@ def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, p
                 log.derived([(illustration, poem.entity_id, "illustrates")])
                 log.unrejected(GENERATION_STAGE, [d.item.key])
                 write_source_records(log, [source_row], illustration, relation="generated_image")
-                insert_rows(log.con, "file_blob", [{"sha256": stored.sha256, "n_bytes": stored.size, "media_type": response.mime,
-                                                    "blob_uri": stored.uri}])
-                insert_rows(log.con, "record_file", [{"record_id": source_row.record_id, "file_sha256": stored.sha256,
-                                                      "activity_id": log.activity_id}])
-                insert_rows(log.con, "poem_illustration", [{
+                write_stored_file(log, source_row.record_id, stored, response.mime)
+                write_illustrations(log.con, [{
                     "item_id": item_id, "poem_id": poem.poem_id, "generator": generator.name, "kind": GENERATED,
                     "provider": generator.provider, "model": generator.model, "provider_model": response.provider_model,
                     "settings_digest": d.item.digest, "prompt_template": f"{template.id}@{template.version}",
                     "prompt_sha256": sha256_hex(prompt.encode()), "seed": poetry.generation_seed, "stand_in_source": None,
                     "entity_id": illustration, "image_sha256": stored.sha256, "image_uri": stored.uri, "mime": response.mime,
                     "width": width, "height": height, "pool_record_id": source_row.record_id,
-                    "attempts": response.attempts, "latency_ms": response.latency_ms, "activity_id": log.activity_id}],
-                    conflict="replace")
+                    "attempts": response.attempts, "latency_ms": response.latency_ms, "activity_id": log.activity_id}])
 
         requests = (Item(entity_id("illustration_request", digest_of([item_id_for(p.poem_id, generator.name), _item_digest(settings, p)])),
                          item_id_for(p.poem_id, generator.name), _item_digest(settings, p), p) for p in todo)
@@ -201,5 +196,5 @@ def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict
             log.entities(entities)
             log.generated(e.entity_id for e in entities)
             log.derived((e, poem, "stands_in_for") for e, poem in edges)
-            insert_rows(log.con, "poem_illustration", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            write_illustrations(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
         step.counts[f"{generator}:assigned"] += len(rows)

@@ -15,18 +15,18 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.model_calls import CallSettings
 from assets.core.model_calls import CallOutcome
+from assets.poetry.logic.offline_answers import poem_offline_answers
 from assets.poetry.logic.rubric_judge import build_judge_request, parse_judgement, repair_request
 from assets.poetry.logic.stats import judge_agreement
 from assets.core.model_call_store import role_caller
-from assets.poetry.corpus import load_poems
 from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.scores import poem_scores
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import load_poems, replace_judge_agreement, write_judgements
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of
 from warehouse.lineage import ActivityLog
 
@@ -51,7 +51,8 @@ def poem_judge_scores(
     role = model_providers.role(poetry.judge_role)
     judge = f"{role.provider}/{role.model}"
     with recorded_step(context, wh, {"role": poetry.judge_role, "judge": judge}) as step:
-        caller, config = role_caller(wh, step.activity_id, model_providers, poetry.judge_role, repair_request)
+        caller, config = role_caller(wh, step.activity_id, model_providers, poetry.judge_role, repair_request,
+                                     offline=poem_offline_answers)
         settings = CallSettings(config.model, config.temperature, config.max_output_tokens)
         with step.batch() as log:
             poems = load_poems(log.con)
@@ -75,7 +76,7 @@ def poem_judge_scores(
 
         def write(log: ActivityLog, done: list[Done[tuple]]) -> None:
             rows = [_judgement_row(d.item.payload, judge, d.outcome.value) for d in done if d.kept]
-            insert_rows(log.con, "poem_judgement", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            write_judgements(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.used((c for r in rows for c in r["call_ids"]), "model_call")
             log.unrejected(JUDGE_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
@@ -107,7 +108,6 @@ def _agreement(step, judge: str) -> None:
     rows += [{"judge": judge, "dimension": key, "mae": cell.mae, "within_005": cell.share_within, "n": cell.n,
               "kendall_tau": None, "n_poems": None} for key, cell in result.per_dimension.items()]
     with step.batch() as log:
-        log.con.execute("DELETE FROM poem_judge_agreement WHERE judge = ?", [judge])
-        insert_rows(log.con, "poem_judge_agreement", [{**r, "activity_id": log.activity_id} for r in rows])
+        replace_judge_agreement(log.con, judge, [{**r, "activity_id": log.activity_id} for r in rows])
     step.notes["agreement"] = {"mae": result.overall.mae, "within_005": result.overall.share_within, "n": result.overall.n,
                                "mean_tau": result.mean_tau, "n_poems": result.n_poems}

@@ -14,11 +14,11 @@ from assets.core.exports import Contents, ExportFile, publish
 from assets.poetry.logic.stats import ImageScore, bootstrap_ranks, image_scores, model_means, within_one_agreement
 from assets.poetry.logic.survey_rows import SurveyResponse
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import replace_benchmark_statistics, replace_image_scores
 from assets.poetry.survey import poem_survey_responses
 from assets.poetry.text_integrity import poem_text_integrity
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import Entity
 
@@ -68,8 +68,7 @@ def poem_scores(context: AssetExecutionContext, warehouse: WarehouseResource) ->
                          "text_integrity_survey": s.text_integrity_survey,
                          "text_label_source": sources.get(item_id) if s.text_integrity_labelled else None})
         with step.batch() as log:
-            log.con.execute("DELETE FROM poem_image_score")
-            insert_rows(log.con, "poem_image_score", [{**r, "activity_id": log.activity_id} for r in rows])
+            replace_image_scores(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.entities(entities)
             log.generated(e.entity_id for e in entities)
             log.derived(edges)
@@ -110,19 +109,20 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
                 quality.setdefault(generator, {})[poem_id] = scores[item].quality
         ranks = bootstrap_ranks(quality, poetry.bootstrap_resamples, poetry.bootstrap_seed) if len(quality) >= 2 else None
         with step.batch() as log:
-            for table in ("poem_agreement", "poem_model_score", "poem_rank_frequency"):
-                log.con.execute(f"DELETE FROM {table}")
-            insert_rows(log.con, "poem_agreement", [{"dimension": d, "pairs": a.pairs, "agreeing": a.agreeing, "rate": a.rate,
-                                                     "activity_id": log.activity_id} for d, a in agreement.items()])
-            insert_rows(log.con, "poem_model_score", [{"generator": g, "metric": m, "mean": c.mean, "n": c.n,
-                                                       "activity_id": log.activity_id}
-                                                      for g, cells in means.items() for m, c in cells.items()])
+            rank_rows = []
             if ranks is not None:
                 observed = {g: i + 1 for i, g in enumerate(ranks.observed_ranking)}
-                insert_rows(log.con, "poem_rank_frequency", [
-                    {"generator": g, "rank": rank, "share": share, "observed_rank": observed[g], "n_resamples": ranks.n_resamples,
-                     "n_poems": ranks.n_poems, "seed": ranks.seed, "activity_id": log.activity_id}
-                    for g, by_rank in ranks.frequencies.items() for rank, share in by_rank.items()])
+                rank_rows = [{"generator": g, "rank": rank, "share": share, "observed_rank": observed[g],
+                              "n_resamples": ranks.n_resamples, "n_poems": ranks.n_poems, "seed": ranks.seed,
+                              "activity_id": log.activity_id}
+                             for g, by_rank in ranks.frequencies.items() for rank, share in by_rank.items()]
+            replace_benchmark_statistics(
+                log.con,
+                [{"dimension": d, "pairs": a.pairs, "agreeing": a.agreeing, "rate": a.rate, "activity_id": log.activity_id}
+                 for d, a in agreement.items()],
+                [{"generator": g, "metric": m, "mean": c.mean, "n": c.n, "activity_id": log.activity_id}
+                 for g, cells in means.items() for m, c in cells.items()],
+                rank_rows)
             step.remember_inputs(log, inputs)
         step.counts.update({"generators": len(means), "multi_rated_pairs": sum(a.pairs for a in agreement.values())})
         if ranks is not None:

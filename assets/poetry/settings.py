@@ -5,6 +5,8 @@ from typing import Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
+from resources.config_paths import ConfigPath
+
 
 class SurveyQcConfig(Config):
     """Quality control of survey responses (TangPoetryBench appendix D); every exclusion keeps its reason."""
@@ -22,8 +24,8 @@ class SurveyQcConfig(Config):
 class PoetrySettings(ConfigurableResource):
     """Where poems, stand-in images, surveys and adjudication sheets come from, and the seeds of every sampled choice."""
 
-    corpus: list[str] = Field(default_factory=list, description="Poem corpus files (JSON or CSV)")
-    stand_in_folder: Optional[str] = Field(default=None, description="With no image generator configured: a folder of"
+    corpus: list[ConfigPath] = Field(default_factory=list, description="Poem corpus files (JSON or CSV)")
+    stand_in_folder: Optional[ConfigPath] = Field(default=None, description="With no image generator configured: a folder of"
                                            " paintings used as stand-in illustrations (labelled stand_in, never generated)")
     stand_in_models: int = Field(default=3, description="Stand-in 'generators' (stand-in-1 ...), each assigning one"
                                  " painting per poem")
@@ -34,13 +36,17 @@ class PoetrySettings(ConfigurableResource):
     generated_license: Optional[str] = Field(default=None, description="License recorded for generated images (the pool's"
                                              " allow-list decides whether they are admitted)")
     generated_redistribution: str = Field(default="unknown", description="allowed | restricted | unknown")
-    survey_dir: str = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
-    surveys: list[str] = Field(default_factory=list, description="Survey export CSVs (one row per annotator and item)")
-    adjudication: list[str] = Field(default_factory=list, description="Text-integrity adjudication sheets (CSV)")
+    survey_dir: ConfigPath = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
+    surveys: list[ConfigPath] = Field(default_factory=list, description="Survey export CSVs (one row per annotator and item)")
+    adjudication: list[ConfigPath] = Field(default_factory=list, description="Text-integrity adjudication sheets (CSV)")
     qc: SurveyQcConfig = Field(default_factory=SurveyQcConfig)
     bootstrap_resamples: int = Field(default=10_000, description="Bootstrap resamples of the model ranking")
     bootstrap_seed: int = Field(default=0, description="Seed of the bootstrap")
     judge_role: str = Field(default="annotator", description="Provider-layer role that scores images against the rubric")
     judge_max_concurrency: int = Field(default=4, description="Images judged at once (model requests in flight)")
     batch_size: int = Field(default=64, description="Items per committed batch")
-    export_dir: str = Field(default="data/exports/poetry", description="Where the benchmark files are written")
+    export_dir: ConfigPath = Field(default="data/exports/poetry", description="Where the benchmark files are written")
+
+
+CONFIG_SECTIONS = {"poetry": ("poetry", PoetrySettings)}
+"""Config section -> (Dagster resource key, the class whose fields are the section's keys)."""

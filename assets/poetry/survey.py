@@ -19,7 +19,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.core.exports import ExportFile, write_file
-from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, release_quarantine, run_items
 from assets.poetry.logic.distractors import DISTRACTOR_METHOD, distractors, phase1_options
 from assets.poetry.logic.survey_rows import (
     QcParams,
@@ -34,12 +34,20 @@ from assets.poetry.logic.survey_rows import (
 )
 from assets.core.logic.sheets import read_sheet_file
 from assets.core.logic.textfiles import BAD_ENCODING
-from assets.poetry.corpus import load_poems
 from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import (
+    clear_survey,
+    load_poems,
+    replace_phase1_items,
+    write_survey_bad_rows,
+    write_survey_exclusions,
+    write_survey_files,
+    write_survey_responses,
+)
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows, registered
+from warehouse.db import registered
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import Entity
 
@@ -85,8 +93,7 @@ def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseRe
                          "distractors": [d.poem_id for d in picks], "seed": poetry.seed, "method": DISTRACTOR_METHOD})
         sheet = ExportFile(Path(poetry.survey_dir) / "survey_items.csv", _ITEM_SHEET_QUERY, "csv")
         with step.batch() as log:
-            log.con.execute("DELETE FROM poem_phase1_item")
-            insert_rows(log.con, "poem_phase1_item", [{**r, "activity_id": log.activity_id} for r in rows])
+            replace_phase1_items(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.used((i[2] for i in items), "illustration")
             write_file(log, "poetry_survey_items", sheet, [i[2] for i in items], "lists")
             step.remember_inputs(log, inputs)
@@ -184,9 +191,8 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         result = quality_control([r for _, _, r in responses], qc, current_images)
         kept = {r.response_id for r in result.kept}
         with step.batch() as log:
-            for table in ("poem_survey_response", "poem_survey_bad_row", "poem_survey_exclusion", "poem_survey_file"):
-                log.con.execute(f"DELETE FROM {table}")
-            log.con.execute("DELETE FROM rejection WHERE stage = ?", [SURVEY_STAGE])
+            clear_survey(log.con)
+            log.unrejected_all(SURVEY_STAGE)
             read_files = {(p, s) for p, s, _ in responses} | {(i.payload.path, i.payload.sha) for i, _ in bad}
             file_entities = {p: entity_id("survey_export", s) for p, s in read_files}
             log.entities(Entity(e, "survey_export", e.split(":", 1)[1], {"path": p}) for p, e in file_entities.items())
@@ -198,7 +204,7 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
                              "phase1_correct": r.phase1_correct, "answers": json.dumps(r.answers, sort_keys=True),
                              "seconds": r.seconds, "image_sha256": r.image_sha256, "kept": r.response_id in kept,
                              "activity_id": log.activity_id})
-            insert_rows(log.con, "poem_survey_response", rows)
+            write_survey_responses(log.con, rows)
             log.entities(Entity(r["response_id"], "survey_response", attributes={"annotator": r["annotator_id"], "item_id": r["item_id"]})
                          for r in rows)
             log.generated(r["response_id"] for r in rows)
@@ -206,11 +212,11 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             # A response that names the image it rated is tied to that image (an older one when the item was regenerated).
             log.derived((r["response_id"], entity_id("illustration", r["image_sha256"]) if r["image_sha256"]
                          else illustrations[r["item_id"]], "rates") for r in rows)
-            insert_rows(log.con, "poem_survey_exclusion", [
+            write_survey_exclusions(log.con, [
                 {"level": e.level, "subject": e.subject, "reason_code": e.reason_code, "detail": e.detail, "qc_params": qc_json,
                  "activity_id": log.activity_id} for e in result.exclusions])
             log.rejected(SURVEY_STAGE, [(e.subject, e.reason_code, e.detail) for e in result.exclusions if e.level == "response"])
-            insert_rows(log.con, "poem_survey_bad_row", [
+            write_survey_bad_rows(log.con, [
                 {"survey_file": p, "row_number": row, "reason_code": code, "detail": "; ".join(details),
                  "activity_id": log.activity_id} for (p, row, code), details in by_reason.items()])
             log.entities(Entity(i.key, "survey_row", attributes={"file": i.payload.path, "row": i.payload.number}) for i, _ in bad)
@@ -220,7 +226,7 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
                 n_rows[path] += 1
             for i, _ in bad:
                 n_bad[i.payload.path] += 1
-            insert_rows(log.con, "poem_survey_file", [
+            write_survey_files(log.con, [
                 {"path": str(p), "sha256": s, "n_rows": n_rows[str(p)], "n_bad_rows": n_bad[str(p)],
                  "activity_id": log.activity_id} for p, s in files])
             _forget_gone_rows(log, [i.key for i in pending])
@@ -267,10 +273,9 @@ def _forget_gone_rows(log, keys: list[str]) -> None:
     """A row quarantined in an export version that is no longer read has no input any more: its quarantine and
     internal_error go (a changed export's rows are new items, tried afresh)."""
     with registered(log.con, "_aesforge_survey_rows", pd.DataFrame({"item_key": keys}, dtype=str)):
-        log.con.execute("DELETE FROM item_quarantine WHERE stage = ? AND item_key NOT IN"
-                        " (SELECT item_key FROM _aesforge_survey_rows)", [SURVEY_ROW_STAGE])
-        log.con.execute("DELETE FROM rejection WHERE stage = ? AND entity_id NOT IN"
-                        " (SELECT item_key FROM _aesforge_survey_rows)", [SURVEY_ROW_STAGE])
+        still = "SELECT item_key FROM _aesforge_survey_rows"
+        release_quarantine(log, SURVEY_ROW_STAGE, except_in=still)
+        log.unrejected_all(SURVEY_ROW_STAGE, except_in=still)
 
 
 def _note_bad_rows(step: Step, wh) -> None:

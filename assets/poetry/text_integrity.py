@@ -18,11 +18,11 @@ from assets.core.logic.sheets import SheetError, read_sheet_file
 from assets.poetry.logic.text_labels import TextAdjudicationSheetError, TextFinding, classify, final_label, parse_adjudications
 from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.settings import PoetrySettings
+from assets.poetry.store import replace_text_labels, write_ocr
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.ocr import OcrError, OcrResource
 from resources.warehouse import WarehouseResource
-from warehouse.db import insert_rows
 from warehouse.ids import canonical_json, digest_of, entity_id, sha256_file
 from warehouse.lineage import Entity
 
@@ -78,7 +78,7 @@ def poem_text_integrity(
 
         def write(log, done: list[Done[tuple]]) -> None:
             rows = [row for d in done if d.kept for row in d.outcome.value]
-            insert_rows(log.con, "poem_ocr", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
+            write_ocr(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             for r in rows:
                 step.counts[f"ocr:{r['issue']}"] += 1
 
@@ -127,10 +127,8 @@ def _label(step, poetry: PoetrySettings, engine_key: str) -> None:
                        "detail": final.detail})
         step.counts[f"label:{final.source}:{'ok' if final.label == 1.0 else 'issue'}"] += 1
     with step.batch() as log:
-        log.con.execute("DELETE FROM poem_text_adjudication")
-        insert_rows(log.con, "poem_text_adjudication", [{**r, "activity_id": log.activity_id} for r in rows], conflict="replace")
-        log.con.execute("DELETE FROM poem_text_label")
-        insert_rows(log.con, "poem_text_label", [{**r, "activity_id": log.activity_id} for r in labels])
+        replace_text_labels(log.con, [{**r, "activity_id": log.activity_id} for r in rows],
+                            [{**r, "activity_id": log.activity_id} for r in labels])
         log.entities(Entity(sheet, "adjudication_sheet", sheet.split(":", 1)[1], {"path": path}) for sheet, path, _ in rejected)
         log.rejected(TEXT_STAGE, [(sheet, exc.reason_code, str(exc)) for sheet, _, exc in rejected])
     if problems:

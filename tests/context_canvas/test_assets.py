@@ -22,8 +22,8 @@ from scipy.stats import binom
 from assets.context_canvas.cases import context_cases
 from assets.context_canvas.review import context_case_review
 from assets.context_canvas.export import context_canvas_export
-from pipelines.assets import ALL_ASSETS, ALL_CHECKS
-from pipelines.config import build_resources, load_config
+from pipelines.config import load_config
+from pipelines.definitions import build_definitions
 from sample.context_fixture import write_context_sample
 from sample.make_corpus import build_corpus
 from tests.support.critique_harness import failures, materialize
@@ -521,7 +521,7 @@ def test_malformed_review_sheet_fails_naming_its_rows_after_the_good_sheet_is_st
 def _run_checks_of(config: Path, asset) -> object:
     """Only the asset checks of ``asset`` (the asset itself would rewrite the rows the test corrupted)."""
     job = define_asset_job("context_checks_only", selection=AssetSelection.checks_for_assets(asset))
-    defs = Definitions(assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=build_resources(load_config(config)))
+    defs = Definitions.merge(build_definitions(load_config(config)), Definitions(jobs=[job]))
     return defs.resolve_job_def("context_checks_only").execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False)
 
 

@@ -26,7 +26,8 @@ from assets.core.model_calls import (
     cache_key,
 )
 from assets.core.model_call_store import WarehouseCallStore
-from resources.model_providers import HTTP_ERROR, OK, ModelRequest, ModelResponse, OpenAIProvider
+from resources.model_providers import OpenAIProvider
+from resources.models.types import HTTP_ERROR, OK, ModelRequest, ModelResponse
 from tests.support.model_servers import ModelApiServer, client_settings
 from warehouse.db import Warehouse, insert_rows
 from warehouse.lineage import start_activity, this_process, utcnow

@@ -39,7 +39,7 @@ def test_an_exception_on_one_post_is_quarantined_and_retried_only_when_the_post_
     [(entity, detail)] = wh.query("SELECT entity_id, detail FROM rejection WHERE reason_code = 'internal_error'").itertuples(index=False)
     assert entity == candidate_entity(victim)
     assert detail.startswith(f"{victim}: RuntimeError: injected failure for {victim}")
-    assert "test_photocritique_item_loop.resolve" in detail and "traceback " in detail
+    assert "photocritique.test_item_loop.resolve" in detail and "traceback " in detail
     assert wh.scalar("SELECT stage FROM item_quarantine") == "reddit_post_images"
     got = outcome(wh)
     assert got["kept"] == {k: v for k, v in expected["kept"].items() if k != victim}  # the others are done

@@ -5,6 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pipelines.cli import print_summary
+from pipelines.config import pipeline_modules
+from pipelines.definitions import pipeline_packages
 from sample import synth
 from tests.support.pool_harness import warehouse_for, write_config
 
@@ -64,3 +67,14 @@ def test_selection_and_config_errors_are_clear(tmp_path):
     config = write_config(tmp_path / "cfg", {})
     unknown = _aesforge("run", "--config", str(config), "--select", "step3", home=home)
     assert unknown.returncode == 2 and "unknown asset(s): step3" in unknown.stderr
+
+
+def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_path, capsys):
+    reports = sorted(pipeline_modules("report"), key=lambda module: module.REPORT_ORDER)
+    assert [module.__name__.split(".")[1] for module in reports] == [
+        "image_pool", "photocritique", "critique_canvas", "designs", "counterfactual", "poetry", "context_canvas"]
+    assert {module.__name__.split(".")[1] for module in reports} == set(pipeline_packages())
+    # every report's SQL runs against a fresh warehouse's schema
+    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "run none: what each stage did" and out[-1].startswith("query it:")

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import pytest
 from pydantic import BaseModel
 
-from assets.critique_canvas.critique_pairs import CritiqueAuditSettings
+from assets.critique_canvas.settings import CritiqueAuditSettings
 from assets.designs.settings import ReviewConfig
 from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, SCHEMA_OVERRIDES, SECTIONS, build_resources, load_config
 from pipelines.config_check import ConfigError, _fields, _unwrap, known_keys_only
@@ -159,6 +159,40 @@ def test_every_free_form_dict_field_is_declared_deliberately():
         if typing.get_origin(_unwrap(annotation)) is dict and typing.get_args(_unwrap(annotation))[1] is Any
     ]
     assert free and set(free) <= set(SCHEMA_OVERRIDES)
+
+
+def test_sections_are_found_in_resources_and_each_pipelines_settings():
+    assert set(SECTIONS) == {
+        "warehouse", "blob_store", "fetch", "clip", "reddit_archive_api", "reddit_api", "models", "image_editor",
+        "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas",
+    }
+
+
+def test_every_marked_path_is_resolved_against_the_config_folder_and_an_absent_one_takes_its_default(tmp_path):
+    path = tmp_path / "cfg" / "c.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "warehouse: {path: ../wh.duckdb}\nclip: {pretrained: weights/model.pt}\n"
+        "pool: {manifests: [m.csv], folders: [{path: inbox}]}\n"
+        "photocritique: {dumps: [d], local_images: {path: imgs}, url_rewrite: {'https://a/': 'https://b/', 'https://c/': m}}\n"
+        "critique: {audit: {sheet_dir: sheets}}\ndesigns: {review: {returned_dir: back}}\ncounterfactual: {specs: s.csv}\n"
+        "context_canvas: {returned_dir: ''}\n", encoding="utf-8")
+    config, here = load_config(path), path.parent
+    assert config["warehouse"]["path"] == str(tmp_path / "wh.duckdb")
+    assert config["blob_store"]["root"] == str(here / "data" / "blobs")
+    assert config["clip"]["pretrained"] == str(here / "weights" / "model.pt")
+    assert config["pool"]["manifests"] == [str(here / "m.csv")] and config["pool"]["folders"] == [{"path": str(here / "inbox")}]
+    photocritique = config["photocritique"]
+    assert photocritique["local_images"]["path"] == str(here / "imgs") and photocritique["id_lists"] == []
+    assert photocritique["url_rewrite"] == {"https://a/": "https://b/", "https://c/": str(here / "m")}
+    assert config["critique"]["audit"] == {"sheet_dir": str(here / "sheets"), "returned_dir": str(here / "sheets" / "returned")}
+    assert config["designs"]["review"]["returned_dir"] == str(here / "back")
+    assert config["counterfactual"] == {"specs": str(here / "s.csv")}  # checks: None, so unset
+    assert config["context_canvas"]["returned_dir"] == str(here / "data" / "review" / "context" / "returned")
+    assert "stand_in_folder" not in config["poetry"] and config["poetry"]["export_dir"] == str(here / "data" / "exports" / "poetry")
+    tag = tmp_path / "tag.yaml"  # an open_clip tag is a name, not a path
+    tag.write_text("clip: {pretrained: laion2b_s34b_b79k}\n", encoding="utf-8")
+    assert load_config(tag)["clip"]["pretrained"] == "laion2b_s34b_b79k"
 
 
 @pytest.mark.parametrize("config", [SAMPLE_CONFIG, REPO_ROOT / "config" / "example.yaml"], ids=lambda p: p.name)

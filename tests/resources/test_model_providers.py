@@ -23,19 +23,14 @@ from PIL import Image
 
 from resources.image_editing import EditRequest, GeminiImageEditor, OpenAIImageEditor
 from resources.model_providers import (
-    CONNECTION_ERROR,
-    HTTP_ERROR,
-    INVALID_RESPONSE,
-    OK,
-    TIMEOUT,
     GeminiProvider,
     ModelProvidersResource,
-    ModelRequest,
     OpenAIProvider,
     RoleConfig,
     fit_image,
     retry_after_from_headers,
 )
+from resources.models.types import CONNECTION_ERROR, HTTP_ERROR, INVALID_RESPONSE, OK, ROLES, TIMEOUT, ModelRequest
 from tests.support.model_servers import (
     GEMINI,
     MALFORMED_CONTENT,
@@ -74,6 +69,11 @@ def _png(width: int, height: int, color: tuple[int, int, int] = (200, 40, 40)) -
 
 
 IMAGE = _png(48, 32)
+
+
+def _no_offline_answers() -> dict:
+    """No offline answers: these roles are remote providers, or the test asks nothing of the heuristic one."""
+    return {}
 
 
 def _request(model: str = "vision-model", **changes: object) -> ModelRequest:
@@ -444,7 +444,7 @@ def test_resource_builds_each_role_from_its_config(monkeypatch: pytest.MonkeyPat
             max_retries=1,
             backoff_s=0.01,
         )
-        planner, annotator, verifier = (resource.provider_for(role) for role in ("planner", "annotator", "verifier"))
+        planner, annotator, verifier = (resource.provider_for(role, offline=_no_offline_answers) for role in ROLES)
         assert isinstance(planner, OpenAIProvider) and planner.json_mode == "object"
         assert isinstance(annotator, GeminiProvider) and annotator.policy.max_retries == 1
         assert isinstance(verifier, OpenAIProvider) and verifier.image_max_side == 16
@@ -464,7 +464,7 @@ def test_resource_takes_roles_from_dagster_run_config(monkeypatch: pytest.Monkey
 
     @asset
     def critique_probe(model_providers: ModelProvidersResource) -> None:
-        answers.append(model_providers.provider_for("annotator").complete(_request(model="g-annot")).text)
+        answers.append(model_providers.provider_for("annotator", offline=_no_offline_answers).complete(_request(model="g-annot")).text)
 
     with _server(responder=lambda body: '{"pairs": []}') as server:
         annotator = {"provider": "gemini", "model": "g-annot", "base_url": server.gemini_base_url}
@@ -485,17 +485,16 @@ def test_resource_reports_a_missing_key_by_variable_name(monkeypatch: pytest.Mon
         verifier=RoleConfig(provider="openai", model="o", api_key_env="EMPTY_KEY"),
     )
     with pytest.raises(ValueError, match="GEMINI_API_KEY"):
-        resource.provider_for("planner")
+        resource.provider_for("planner", offline=_no_offline_answers)
     with pytest.raises(ValueError, match="EMPTY_KEY"):
-        resource.provider_for("verifier")
+        resource.provider_for("verifier", offline=_no_offline_answers)
     with pytest.raises(ValueError, match="unknown role"):
-        resource.provider_for("critic")
+        resource.provider_for("critic", offline=_no_offline_answers)
 
 
 def test_resource_defaults_to_the_offline_heuristic_provider() -> None:
-    pytest.importorskip("resources.heuristic_provider")
     resource = ModelProvidersResource()
-    assert {resource.provider_for(role).name for role in ("planner", "annotator", "verifier")} == {"heuristic"}
+    assert {resource.provider_for(role, offline=_no_offline_answers).name for role in ROLES} == {"heuristic"}
 
 
 def test_retry_after_header_forms() -> None:

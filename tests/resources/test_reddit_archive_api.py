@@ -8,14 +8,7 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from assets.photocritique.logic.reddit_records import (
-    CONNECTION_ERROR,
-    HTTP_ERROR,
-    MALFORMED_JSON,
-    NOT_FOUND,
-    RawItem,
-    SubredditWindow,
-)
+from resources.reddit_sources import CONNECTION_ERROR, HTTP_ERROR, MALFORMED_JSON, NOT_FOUND, RawItem, SubredditWindow
 from resources.reddit_archive_api import ArchiveApiSource, RedditArchiveApiResource, record_retrieved_at
 from tests.support.reddit_servers import (
     DISCONNECT,

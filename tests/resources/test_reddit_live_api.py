@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import praw
 import pytest
 
-from assets.photocritique.logic.reddit_records import (
+from resources.reddit_sources import (
     CONNECTION_ERROR,
     HTTP_ERROR,
     MALFORMED_JSON,

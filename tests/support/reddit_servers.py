@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from assets.photocritique.logic.reddit_records import RawItem, SourceProblem
+from resources.reddit_sources import RawItem, SourceProblem
 
 MAX_ARCHIVE_IDS = 500
 """Most ids the archive API accepts in one request (Arctic Shift's limit)."""

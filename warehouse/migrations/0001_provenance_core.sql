@@ -82,3 +82,42 @@ CREATE TABLE check_result (
     evaluated_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (check_name, asset_key, run_id)
 );
+
+-- Bookkeeping every pipeline shares. These tables were first created by 0002 (the first two) and 0003 (the
+-- last two); every warehouse that has those applied has them already, and migrations are tracked by version,
+-- so moving them here changes only what a new warehouse runs first. 0007 adds export_file.dataset.
+
+-- Content-hash bookkeeping for inputs on disk (manifests, folder files), so an unchanged input
+-- is neither re-read nor re-hashed on the next run.
+CREATE TABLE input_file_state (
+    path      VARCHAR PRIMARY KEY,
+    n_bytes   BIGINT NOT NULL,
+    mtime_ns  BIGINT NOT NULL,
+    sha256    VARCHAR NOT NULL,
+    seen_at   TIMESTAMPTZ NOT NULL
+);
+
+-- Digest of the inputs a whole-table step last decided from; equal inputs mean nothing to redo.
+CREATE TABLE step_input_state (
+    asset_key    VARCHAR PRIMARY KEY,
+    input_digest VARCHAR NOT NULL,
+    activity_id  VARCHAR NOT NULL
+);
+
+-- Fingerprints of settings that must not change silently between runs (e.g. the username salt:
+-- a keyed hash of a fixed label, from which the salt cannot be recovered).
+CREATE TABLE settings_fingerprint (
+    name        VARCHAR PRIMARY KEY,
+    fingerprint VARCHAR NOT NULL,
+    recorded_at TIMESTAMPTZ NOT NULL
+);
+
+-- Files written by export assets, as entities with their content hash.
+CREATE TABLE export_file (
+    path        VARCHAR PRIMARY KEY,
+    entity_id   VARCHAR NOT NULL,
+    format      VARCHAR NOT NULL,
+    n_rows      BIGINT NOT NULL,
+    sha256      VARCHAR NOT NULL,
+    activity_id VARCHAR NOT NULL
+);

@@ -1,22 +1,5 @@
 -- Shared image pool: collection -> normalization -> filtering -> de-duplication.
 
--- Content-hash bookkeeping for inputs on disk (manifests, folder files), so an unchanged input
--- is neither re-read nor re-hashed on the next run.
-CREATE TABLE input_file_state (
-    path      VARCHAR PRIMARY KEY,
-    n_bytes   BIGINT NOT NULL,
-    mtime_ns  BIGINT NOT NULL,
-    sha256    VARCHAR NOT NULL,
-    seen_at   TIMESTAMPTZ NOT NULL
-);
-
--- Digest of the inputs a whole-table step last decided from; equal inputs mean nothing to redo.
-CREATE TABLE step_input_state (
-    asset_key    VARCHAR PRIMARY KEY,
-    input_digest VARCHAR NOT NULL,
-    activity_id  VARCHAR NOT NULL
-);
-
 -- One row per provenance record (manifest row or folder file); record_id is content-derived.
 CREATE TABLE source_record (
     record_id      VARCHAR PRIMARY KEY,

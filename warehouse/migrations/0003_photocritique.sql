@@ -208,21 +208,3 @@ CREATE TABLE photocritique_reference (
     activity_id         VARCHAR NOT NULL,
     PRIMARY KEY (post_id, rank)
 );
-
--- Fingerprints of settings that must not change silently between runs (e.g. the username salt:
--- a keyed hash of a fixed label, from which the salt cannot be recovered).
-CREATE TABLE settings_fingerprint (
-    name        VARCHAR PRIMARY KEY,
-    fingerprint VARCHAR NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL
-);
-
--- Files written by export assets, as entities with their content hash.
-CREATE TABLE export_file (
-    path        VARCHAR PRIMARY KEY,
-    entity_id   VARCHAR NOT NULL,
-    format      VARCHAR NOT NULL,
-    n_rows      BIGINT NOT NULL,
-    sha256      VARCHAR NOT NULL,
-    activity_id VARCHAR NOT NULL
-);

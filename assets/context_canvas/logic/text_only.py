@@ -16,7 +16,7 @@ from assets.core.templates import PromptFolder, render
 from assets.core.logic.json_answers import SchemaError, extract_json_object
 from assets.core.model_calls import CallSettings
 from assets.core.model_calls import schema_repair_request
-from resources.model_providers import ModelRequest
+from resources.models.types import ModelRequest
 
 TEXT_ONLY_SCHEMA_NAME = "context_text_only"
 CONTEXT_PROMPTS = PromptFolder("assets.context_canvas.prompts", "context")

@@ -32,7 +32,7 @@ from assets.critique_canvas.logic.answers import (
     parse_verdicts,
 )
 from assets.core.model_calls import VALID, CallOutcome, ModelCaller
-from resources.model_providers import ModelRequest
+from resources.models.types import ModelRequest
 from warehouse.ids import digest_of
 
 ROLES = ("planner", "annotator", "verifier")

@@ -38,7 +38,7 @@ from assets.core.logic.json_answers import SchemaError, extract_json_object
 from assets.designs.logic.judge import Judgement, clip_box, element_bounds
 from assets.designs.logic.design_model import Design, Element
 from assets.core.model_calls import CallSettings, schema_repair_request
-from resources.model_providers import ModelRequest
+from resources.models.types import ModelRequest
 from warehouse.ids import digest_of
 
 DESIGN_PROMPTS = PromptFolder("assets.designs.prompts", "design")

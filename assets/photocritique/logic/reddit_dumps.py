@@ -38,19 +38,14 @@ import zstandard
 
 from assets.photocritique.logic.reddit_records import (
     BAD_FIELD_TYPE,
-    MALFORMED_JSON,
     MISSING_FIELD,
-    NOT_FOUND,
     TRUNCATED_FILE,
     UNREADABLE_FILE,
     UNSUPPORTED_FILE,
-    Origin,
-    RawItem,
-    SourceProblem,
-    SubredditWindow,
     where,
 )
 from assets.core.logic.textfiles import BAD_ENCODING, EMPTY_FILE
+from resources.reddit_sources import MALFORMED_JSON, NOT_FOUND, Origin, RawItem, SourceProblem, SubredditWindow
 
 SUBMISSION = "submission"
 COMMENT = "comment"

@@ -37,7 +37,7 @@ from assets.core.logic.image_measures import WORKING_SIDE, ImageMeasures, measur
 from assets.core.model_calls import schema_repair_request
 from assets.poetry.logic.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, Dimension, dimension
 from assets.poetry.logic.poems import Poem
-from resources.model_providers import ModelRequest
+from resources.models.types import ModelRequest
 from warehouse.ids import digest_of
 
 JUDGE_SCHEMA_NAME = "poem_rubric_scores"

@@ -1,6 +1,5 @@
-"""The offline critic and provider: plans, dialogues and verdicts that follow from measured images."""
+"""The offline critic: plans, dialogues and verdicts that follow from measured images."""
 
-import io
 import itertools
 import json
 import re
@@ -10,8 +9,6 @@ import pytest
 from assets.critique_canvas.logic import heuristic_critic as hc
 from assets.critique_canvas.logic.answers import DIMENSION_IDS, parse_dialogue, parse_plan, parse_verdicts
 from assets.core.logic.image_measures import measure
-from resources.heuristic_provider import HeuristicProvider
-from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest
 from tests.core.logic.test_image_measures import (
     blocks,
     blurred,
@@ -268,54 +265,3 @@ def test_improvement_pair_must_ask_for_and_propose_a_change(measured):
     assert verdict.visual_grounding and not verdict.instruction_consistency
     assert any("proposes no concrete change" in issue for issue in verdict.blocking_issues)
 
-
-# --- provider -----------------------------------------------------------------------------------------------
-
-
-def png(image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def request(role, image, schema_name=None, **context):
-    return ModelRequest(role=role, model="heuristic-v1", system="(ignored)", user="(ignored)", image=image,
-                        image_mime="image/png", json_schema=None, schema_name=schema_name, context=context)
-
-
-def test_provider_answers_each_role_with_parseable_json():
-    provider = HeuristicProvider()
-    image = png(horizon(5))
-    expected = measure(horizon(5))
-
-    planned = provider.complete(request("planner", image, "plan", domain="photography"))
-    assert (planned.status, planned.error, planned.attempts, planned.provider_model) == (OK, None, 1, "heuristic-v1")
-    assert planned.input_tokens is None and planned.output_tokens is None and planned.latency_ms >= 0
-    plan = parse_plan(planned.text)
-    assert json.loads(planned.text) == hc.plan(expected, "photography")
-
-    annotated = provider.complete(request("annotator", image, "dialogue", domain="photography", plan=plan.as_dict()))
-    dialogue = parse_dialogue(annotated.text)
-    assert annotated.status == OK and dialogue.pairs[0].dimension == plan.dimension_ids[0]
-
-    verified = provider.complete(request("verifier", image, "verdicts", domain="photography", dialogue=dialogue))
-    assert verified.status == OK and all(v.accepted for v in parse_verdicts(verified.text))
-
-    repaired = provider.complete(request("repair", image, "dialogue", domain="photography", plan=plan))
-    assert repaired.status == OK and parse_dialogue(repaired.text) == dialogue
-    assert provider.measures_for(image) is provider.measures_for(image) == expected
-    assert provider.name == "heuristic" and "heuristic-v1" in repr(provider)
-
-
-@pytest.mark.parametrize(("req", "message"), [
-    (request("critic", b"png", "plan", domain="photography"), "unknown role 'critic'"),
-    (request("planner", None, "plan", domain="photography"), "needs the image"),
-    (request("planner", b"not an image", "plan", domain="photography"), "could not be decoded"),
-    (request("planner", png(dark()), "plan"), "domain is None"),
-    (request("verifier", png(dark()), "verdicts", domain="painting"), "needs the dialogue"),
-    (request("repair", png(dark()), None, domain="painting"), "expected schema plan, dialogue or verdicts"),
-])
-def test_provider_refuses_what_it_cannot_answer(req, message):
-    response = HeuristicProvider(model="heuristic-test").complete(req)
-    assert response.status == INVALID_RESPONSE and response.text == ""
-    assert message in response.error and response.provider_model == "heuristic-test"

@@ -15,12 +15,11 @@ from assets.designs.logic.crello_records import (
     design_from_record,
     design_to_record,
     detect_format,
-    parquet_class_labels,
     parse_color,
     read_design_folder,
-    read_design_parquet,
     style_flag,
 )
+from assets.designs.parquet_source import parquet_class_labels, read_design_parquet
 from sample.design_fixture import build_design_fixture
 from warehouse.ids import sha256_hex
 

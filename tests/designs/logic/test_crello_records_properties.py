@@ -7,7 +7,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assets.designs.logic.crello_records import FORMATS, REASON_CODES, parquet_rows, read_design_file, read_design_record
+from assets.designs.logic.crello_records import FORMATS, REASON_CODES, read_design_file, read_design_record
+from assets.designs.parquet_source import parquet_rows
 from tests.designs.logic.test_crello_records import v4_record, v5_record
 
 JSON_SCALARS = st.one_of(

@@ -14,7 +14,8 @@ from assets.designs.logic import labelling as dl
 from assets.designs.logic.judge import judge
 from assets.designs.logic.design_model import Design, Element
 from assets.core.model_calls import REJECTED, VALID, CallBudget, ModelCaller, RateLimiter, StoredCall
-from resources.model_providers import OK, ModelRequest, ModelResponse, OpenAIProvider
+from resources.model_providers import OpenAIProvider
+from resources.models.types import OK, ModelRequest, ModelResponse
 
 W, H = 400, 300
 SECRET = "sk-test-DESIGN-LABEL-SECRET-0123456789"

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from assets.image_pool.logic import images
-from assets.image_pool.logic.images import DecodeFailure, FilterRules, decode_normalized, filter_reason, recognised_format
+from assets.image_pool.logic.images import FilterRules, decode_normalized, filter_reason
+from resources import image_formats
+from resources.image_formats import DecodeFailure, recognised_format
 from tests.support.hostile.images import CASES, write_image_cases
 
 RULES = FilterRules(min_side=64, max_side=4096, max_aspect_ratio=6.0, blank_max_std=2.0, license_allowlist=["CC0-1.0", "CC-BY-4.0"])
@@ -48,14 +50,14 @@ def test_transparency_is_flattened_onto_white_and_same_pixels_hash_equal():
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        (b"<html>not an image</html>", images.NOT_AN_IMAGE),
-        (b"\x00\x01garbage" * 20, images.NOT_AN_IMAGE),
-        (b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>', images.UNSUPPORTED_FORMAT),
-        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", images.UNSUPPORTED_FORMAT),
-        (_encode(_noise(), "JPEG")[:400], images.TRUNCATED),
-        (_encode(_noise(), "JPEG")[:1500], images.TRUNCATED),
-        (_encode(_noise(), "PNG")[:-40], images.TRUNCATED),
-        (b"\xff\xd8\xff" + bytes(300), images.UNDECODABLE),  # a JPEG start, then no valid marker
+        (b"<html>not an image</html>", image_formats.NOT_AN_IMAGE),
+        (b"\x00\x01garbage" * 20, image_formats.NOT_AN_IMAGE),
+        (b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>', image_formats.UNSUPPORTED_FORMAT),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", image_formats.UNSUPPORTED_FORMAT),
+        (_encode(_noise(), "JPEG")[:400], image_formats.TRUNCATED),
+        (_encode(_noise(), "JPEG")[:1500], image_formats.TRUNCATED),
+        (_encode(_noise(), "PNG")[:-40], image_formats.TRUNCATED),
+        (b"\xff\xd8\xff" + bytes(300), image_formats.UNDECODABLE),  # a JPEG start, then no valid marker
     ],
 )
 def test_bad_bytes_fail_with_reason(payload, reason):
@@ -67,7 +69,7 @@ def test_bad_bytes_fail_with_reason(payload, reason):
 def test_decompression_bomb_is_refused_before_decoding_quoting_the_configured_limit():
     with pytest.raises(DecodeFailure) as failure:
         decode_normalized(_encode(Image.new("L", (3000, 3000)), "PNG"), max_pixels=1_000_000)
-    assert failure.value.reason_code == images.DECOMPRESSION_BOMB
+    assert failure.value.reason_code == image_formats.DECOMPRESSION_BOMB
     assert "3000x3000" in failure.value.detail and "max_pixels = 1000000" in failure.value.detail
 
 
@@ -107,8 +109,8 @@ def test_multi_frame_files_record_their_frame_count_and_use_the_first():
 
 def test_recognised_format_keeps_damaged_images_for_the_decoder_and_refuses_the_rest():
     assert recognised_format(_encode(_noise(), "JPEG")[:400]) == "jpeg"  # decoding will say it is truncated
-    for payload, reason in ((b"<!DOCTYPE html><html></html>", images.NOT_AN_IMAGE), (b"", images.NOT_AN_IMAGE),
-                            (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic", images.UNSUPPORTED_FORMAT)):
+    for payload, reason in ((b"<!DOCTYPE html><html></html>", image_formats.NOT_AN_IMAGE), (b"", image_formats.NOT_AN_IMAGE),
+                            (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic", image_formats.UNSUPPORTED_FORMAT)):
         with pytest.raises(DecodeFailure) as failure:
             recognised_format(payload)
         assert failure.value.reason_code == reason
@@ -153,8 +155,9 @@ def test_mutated_images_decode_or_fail_with_a_reason(base, edits, cut):
     try:
         decoded = decode_normalized(data, 10**6)
     except DecodeFailure as failure:
-        assert failure.reason_code in {images.NOT_AN_IMAGE, images.UNSUPPORTED_FORMAT, images.TRUNCATED,
-                                       images.UNDECODABLE, images.DECOMPRESSION_BOMB}
+        assert failure.reason_code in {image_formats.NOT_AN_IMAGE, image_formats.UNSUPPORTED_FORMAT,
+                                       image_formats.TRUNCATED, image_formats.UNDECODABLE,
+                                       image_formats.DECOMPRESSION_BOMB}
     else:
         assert decoded.image.mode == "RGB"
 

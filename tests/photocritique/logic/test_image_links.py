@@ -3,7 +3,8 @@ import os
 import pytest
 
 from assets.photocritique.logic.image_links import ImageCandidate, locate, resolve_images
-from assets.photocritique.logic.reddit_records import Origin, RawItem, UsernameHasher, normalize_submission
+from assets.photocritique.logic.reddit_records import UsernameHasher, normalize_submission
+from resources.reddit_sources import Origin, RawItem
 
 HASHER = UsernameHasher("test-salt")
 

@@ -19,17 +19,13 @@ from assets.photocritique.logic.reddit_dumps import (
 )
 from assets.photocritique.logic.reddit_records import (
     BAD_FIELD_TYPE,
-    MALFORMED_JSON,
     MISSING_FIELD,
-    NOT_FOUND,
     TRUNCATED_FILE,
     UNREADABLE_FILE,
     UNSUPPORTED_FILE,
-    RawItem,
-    SourceProblem,
-    SubredditWindow,
 )
 from assets.core.logic.textfiles import BAD_ENCODING, EMPTY_FILE
+from resources.reddit_sources import MALFORMED_JSON, NOT_FOUND, RawItem, SourceProblem, SubredditWindow
 
 MULTIBYTE_TEXT = "café 写真 📷 naïve — déjà vu"
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from assets.photocritique.logic.reddit_dumps import COMMENT, SUBMISSION, DumpLine, read_line, selector
 from assets.photocritique.logic.image_links import resolve_images
-from assets.photocritique.logic.reddit_records import Post, RawItem, SourceProblem, UsernameHasher, normalize_comment, normalize_submission
+from assets.photocritique.logic.reddit_records import Post, UsernameHasher, normalize_comment, normalize_submission
+from resources.reddit_sources import RawItem, SourceProblem
 
 HASHER = UsernameHasher("property-salt")
 POSTS = selector(SUBMISSION, ids={"abc12", "p1"})

@@ -7,16 +7,14 @@ import pytest
 from assets.photocritique.logic import reddit_records as rr
 from assets.photocritique.logic.reddit_records import (
     Comment,
-    Origin,
     Post,
-    RawItem,
-    SourceProblem,
     UsernameHasher,
     merge_observations,
     normalize_comment,
     normalize_submission,
     parse_id_list,
 )
+from resources.reddit_sources import Origin, RawItem, SourceProblem
 from warehouse.ids import digest_of
 
 SALT = "pepper-for-tests-only"

@@ -4,7 +4,8 @@ import pytest
 
 from assets.photocritique.logic import selection_rules as cf
 from assets.photocritique.logic.selection_rules import FilterParams, count_words, normalize_for_duplicates, rank_key, select_references
-from assets.photocritique.logic.reddit_records import Origin, RawItem, UsernameHasher, normalize_comment, normalize_submission
+from assets.photocritique.logic.reddit_records import UsernameHasher, normalize_comment, normalize_submission
+from resources.reddit_sources import Origin, RawItem
 
 HASHER = UsernameHasher("filters-salt")
 ORIGIN = Origin("dump", "/d/RC.zst")

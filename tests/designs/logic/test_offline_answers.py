@@ -1,4 +1,5 @@
-"""The offline heuristic provider on the design-labelling schemas: real renders, real request builders, real parsers."""
+"""The design-labelling schemas' offline answers through the heuristic provider: real renders, real request builders,
+real parsers."""
 
 import io
 import json
@@ -9,9 +10,10 @@ from PIL import Image
 from assets.designs.logic import labelling as dl
 from assets.designs.logic.judge import judge
 from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.offline_answers import design_offline_answers
 from assets.designs.logic.render import render_design, to_png_bytes
-from resources.heuristic_provider import HeuristicProvider
-from resources.model_providers import INVALID_RESPONSE, OK, ModelRequest
+from resources.models.heuristic import HeuristicProvider
+from resources.models.types import INVALID_RESPONSE, OK, ModelRequest
 
 W, H = 320, 200
 DARK, LIGHT = (20, 20, 20), (225, 225, 225)
@@ -32,6 +34,11 @@ def poster(title_colour, design_id="d-poster"):
         Element("body", "text", 20, 110, 280, 30, color=(30, 30, 30), text="All shoes half price", font="Roboto",
                 font_size=18),
     ))
+
+
+def fresh_provider(model="heuristic-v1"):
+    """A provider with its own judgement cache, so no answer comes from another test's request."""
+    return HeuristicProvider(design_offline_answers(), model=model)
 
 
 def png(design, scale=1.0):
@@ -56,7 +63,7 @@ def designs():
 
 
 def test_label_flags_the_low_contrast_headline_and_passes_the_high_contrast_one(designs):
-    provider = HeuristicProvider()
+    provider = fresh_provider()
     low, high = designs["low"], designs["high"]
 
     answer = provider.complete(label_request(low, png(low)))
@@ -77,9 +84,9 @@ def test_label_flags_the_low_contrast_headline_and_passes_the_high_contrast_one(
 def test_label_is_the_judges_own_answer_and_deterministic(designs):
     low = designs["low"]
     request = label_request(low, png(low))
-    first = HeuristicProvider().complete(request).text
-    assert first == HeuristicProvider().complete(request).text
-    provider = HeuristicProvider()
+    first = fresh_provider().complete(request).text
+    assert first == fresh_provider().complete(request).text
+    provider = fresh_provider()
     assert provider.complete(request).text == provider.complete(request).text == first  # cached path too
     render = render_design(low, no_layers).image
     assert json.loads(first) == dl.label_from_judgement(judge(low, render, "color_contrast"), low)
@@ -94,12 +101,12 @@ def test_a_few_shot_sheet_is_cropped_back_to_the_design_panel(designs, scale):
     request = label_request(low, image, examples)
     with Image.open(io.BytesIO(request.image)) as sheet:
         assert sheet.width > W * scale  # the example column really is there
-    plain = HeuristicProvider().complete(label_request(low, image))
-    answer = HeuristicProvider().complete(request)
+    plain = fresh_provider().complete(label_request(low, image))
+    answer = fresh_provider().complete(request)
     assert answer.status == OK, answer.error
     assert answer.text == plain.text and dl.parse_label(answer.text, low).element_id == "title"
     # The high-contrast design on a sheet whose examples include the low-contrast one is still judged good.
-    assert not dl.parse_label(HeuristicProvider().complete(label_request(high, png(high, scale), examples)).text).flawed
+    assert not dl.parse_label(fresh_provider().complete(label_request(high, png(high, scale), examples)).text).flawed
 
 
 # --- reasoning paths ---------------------------------------------------------------------------------------------
@@ -108,7 +115,7 @@ def test_a_few_shot_sheet_is_cropped_back_to_the_design_panel(designs, scale):
 def test_reasoning_cites_the_flawed_headline_and_holds_up_in_the_parser(designs):
     low = designs["low"]
     regions = [dl.element_box(low, "title")]
-    answer = HeuristicProvider().complete(reasoning_request(low, "flawed", regions))
+    answer = fresh_provider().complete(reasoning_request(low, "flawed", regions))
     assert answer.status == OK, answer.error
     path = dl.parse_reasoning(answer.text, low, expected_verdict="flawed", required_boxes=regions)
     assert path.verdict == "flawed" and path.cited_element_ids == ("title",)
@@ -118,7 +125,7 @@ def test_reasoning_cites_the_flawed_headline_and_holds_up_in_the_parser(designs)
 def test_a_good_path_also_covers_the_regions_asked_about(designs):
     high = designs["high"]
     regions = [dl.element_box(high, "title")]
-    answer = HeuristicProvider().complete(reasoning_request(high, "good", regions))
+    answer = fresh_provider().complete(reasoning_request(high, "good", regions))
     path = dl.parse_reasoning(answer.text, high, expected_verdict="good", required_boxes=regions)
     # The judge's own claim is about the weakest text (body); the asked-about headline gets its own step.
     assert [s.element_id for s in path.steps] == ["body", "title", None]
@@ -128,7 +135,7 @@ def test_a_good_path_also_covers_the_regions_asked_about(designs):
 def test_selection_path_cites_only_existing_boxes(designs):
     low = designs["low"]
     title, body = dl.element_box(low, "title"), dl.element_box(low, "body")
-    answer = HeuristicProvider().complete(reasoning_request(low, "flawed", [title, body], "selection",
+    answer = fresh_provider().complete(reasoning_request(low, "flawed", [title, body], "selection",
                                                             [body, title, None]))
     path = dl.parse_reasoning(answer.text, low, expected_verdict="flawed", required_boxes=[title])
     assert [s.element_id for s in path.steps] == ["title", "body", None]
@@ -138,7 +145,7 @@ def test_selection_path_cites_only_existing_boxes(designs):
 @pytest.mark.parametrize(("which", "requested", "measured"), [("low", "good", "flawed"), ("high", "flawed", "good")])
 def test_a_requested_verdict_against_the_measurement_is_refused(designs, which, requested, measured):
     design = designs[which]
-    answer = HeuristicProvider().complete(reasoning_request(design, requested, [dl.element_box(design, "title")]))
+    answer = fresh_provider().complete(reasoning_request(design, requested, [dl.element_box(design, "title")]))
     assert answer.status == INVALID_RESPONSE and answer.text == ""
     assert f"requested verdict is {requested!r} but the heuristic judge measured {measured!r}" in answer.error
 
@@ -148,7 +155,7 @@ def test_many_flawed_texts_stay_within_eight_steps():
                           font="Roboto", font_size=12) for i in range(10))
     design = Design("d-many", W, H, (Element("bg", "background", 0, 0, W, H, color=(255, 255, 255)), *lines))
     regions = [dl.element_box(design, "t9")]
-    answer = HeuristicProvider().complete(reasoning_request(design, "flawed", regions))
+    answer = fresh_provider().complete(reasoning_request(design, "flawed", regions))
     path = dl.parse_reasoning(answer.text, design, expected_verdict="flawed", required_boxes=regions)
     assert len(path.steps) == 8 and "t9" in path.cited_element_ids and path.steps[-1].box is None
 
@@ -157,7 +164,7 @@ def test_a_repair_request_gets_the_same_answer(designs):
     low = designs["low"]
     original = reasoning_request(low, "flawed", [dl.element_box(low, "title")])
     repair = dl.repair_request(original, "{}", "missing_field: answer has no 'steps'")
-    provider = HeuristicProvider()
+    provider = fresh_provider()
     assert repair.role == "repair" and provider.complete(repair).text == provider.complete(original).text
 
 
@@ -173,10 +180,10 @@ def design_request(target, schema_name="design_label", image=None, /, **context)
 
 def test_unknown_schemas_are_still_refused(designs):
     low = designs["low"]
-    answer = HeuristicProvider().complete(design_request(low, "design_caption", design=low.to_dict(),
+    answer = fresh_provider().complete(design_request(low, "design_caption", design=low.to_dict(),
                                                          indicator="color_contrast"))
     assert answer.status == INVALID_RESPONSE and answer.text == ""
-    assert "expected schema plan, dialogue or verdicts" in answer.error and "design_label" in answer.error
+    assert "expected schema design_label or design_reasoning" in answer.error
 
 
 @pytest.mark.parametrize(("build", "message"), [
@@ -195,6 +202,6 @@ def test_unknown_schemas_are_still_refused(designs):
      "expected one of flawed, good"),
 ])
 def test_design_requests_it_cannot_answer_are_refused_with_the_reason(designs, build, message):
-    answer = HeuristicProvider(model="heuristic-test").complete(build(designs["low"]))
+    answer = fresh_provider("heuristic-test").complete(build(designs["low"]))
     assert answer.status == INVALID_RESPONSE and answer.text == "" and answer.provider_model == "heuristic-test"
     assert message in answer.error
