@@ -1,14 +1,9 @@
 """ContextCanvas-style cases: their assets and checks and their job."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, define_asset_job
 
 import assets.context_canvas as package
+from assets.core.pipeline_package import package_definitions
 
 GROUP = "context_canvas"
 
@@ -19,8 +14,4 @@ context_canvas_job = define_asset_job(
     " anti-shortcut report, and the export (model input apart from gold labels and provenance).",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[context_canvas_job],
-)
+defs = package_definitions(package, GROUP, jobs=[context_canvas_job])

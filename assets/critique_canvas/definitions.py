@@ -1,14 +1,9 @@
 """CritiqueCanvas: its assets and checks and its job (not scheduled: it spends API budget)."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, define_asset_job
 
 import assets.critique_canvas as package
+from assets.core.pipeline_package import package_definitions
 
 GROUP = "critique_canvas"
 
@@ -19,8 +14,4 @@ critique_canvas_job = define_asset_job(
     " cost model calls), the split, the audit sample and report, and the export. Not scheduled: it spends API budget.",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[critique_canvas_job],
-)
+defs = package_definitions(package, GROUP, jobs=[critique_canvas_job])

@@ -1,14 +1,9 @@
 """AesEval-style design benchmark: its assets and checks and its job."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, define_asset_job
 
 import assets.designs as package
+from assets.core.pipeline_package import package_definitions
 
 GROUP = "design_aesthetics"
 
@@ -19,8 +14,4 @@ design_aesthetics_job = define_asset_job(
     " sheets and labels (human majority, else the heuristic judge), split by base design, questions, export.",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[design_aesthetics_job],
-)
+defs = package_definitions(package, GROUP, jobs=[design_aesthetics_job])

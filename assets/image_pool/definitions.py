@@ -1,15 +1,9 @@
 """The shared image pool: its assets and checks (found in the package's modules), job, weekly rebuild and manifest sensor."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    ScheduleDefinition,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, ScheduleDefinition, define_asset_job
 
 import assets.image_pool as package
+from assets.core.pipeline_package import package_definitions
 from assets.image_pool.manifest_sensor import manifest_change_sensor
 
 GROUP = "image_pool"
@@ -28,10 +22,5 @@ weekly_image_pool_rebuild = ScheduleDefinition(
     description="Full rebuild every Monday 03:00 UTC: re-reads every source, does no work for inputs already processed.",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[image_pool_job],
-    schedules=[weekly_image_pool_rebuild],
-    sensors=[manifest_change_sensor],
-)
+defs = package_definitions(package, GROUP, jobs=[image_pool_job], schedules=[weekly_image_pool_rebuild],
+                           sensors=[manifest_change_sensor])

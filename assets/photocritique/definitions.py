@@ -1,15 +1,9 @@
 """The r/photocritique reference set: its assets and checks, job and weekly rebuild."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    ScheduleDefinition,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, ScheduleDefinition, define_asset_job
 
 import assets.photocritique as package
+from assets.core.pipeline_package import package_definitions
 
 GROUP = "photocritique"
 
@@ -28,9 +22,4 @@ weekly_photocritique_rebuild = ScheduleDefinition(
     description="Every Monday 04:00 UTC: asks HTTP sources again only for posts that failed, rescans only changed dumps.",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[photocritique_job],
-    schedules=[weekly_photocritique_rebuild],
-)
+defs = package_definitions(package, GROUP, jobs=[photocritique_job], schedules=[weekly_photocritique_rebuild])

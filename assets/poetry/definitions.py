@@ -1,14 +1,9 @@
 """TangPoetryBench-style poem illustrations: their assets and checks and their job."""
 
-from dagster import (
-    AssetSelection,
-    Definitions,
-    define_asset_job,
-    load_asset_checks_from_package_module,
-    load_assets_from_package_module,
-)
+from dagster import AssetSelection, define_asset_job
 
 import assets.poetry as package
+from assets.core.pipeline_package import package_definitions
 
 GROUP = "poetry_benchmark"
 
@@ -19,8 +14,4 @@ poetry_benchmark_job = define_asset_job(
     " phase-1 items, survey QC, OCR text integrity, rubric scores, agreement, per-model table, bootstrap, rubric judge, export.",
 )
 
-defs = Definitions(
-    assets=load_assets_from_package_module(package, group_name=GROUP),
-    asset_checks=load_asset_checks_from_package_module(package),
-    jobs=[poetry_benchmark_job],
-)
+defs = package_definitions(package, GROUP, jobs=[poetry_benchmark_job])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipelines.cli import print_summary
 from pipelines.config import pipeline_modules
-from pipelines.definitions import pipeline_packages
+from pipelines.definitions import pipeline_definitions
 from sample import synth
 from tests.support.pool_harness import warehouse_for, write_config
 
@@ -73,7 +73,7 @@ def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_pa
     reports = sorted(pipeline_modules("report"), key=lambda module: module.REPORT_ORDER)
     assert [module.__name__.split(".")[1] for module in reports] == [
         "image_pool", "photocritique", "critique_canvas", "designs", "counterfactual", "poetry", "context_canvas"]
-    assert {module.__name__.split(".")[1] for module in reports} == set(pipeline_packages())
+    assert {module.__name__.split(".")[1] for module in reports} == set(pipeline_definitions())
     # every report's SQL runs against a fresh warehouse's schema
     print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")
     out = capsys.readouterr().out.splitlines()
