@@ -20,7 +20,8 @@ from pipelines.cli import main
 from tests.support.pool_harness import DATA_TABLES, run_pool, step_summaries, warehouse_for, write_config
 from tests.support.hostile.http import CASES, KEPT, STREAM_TOTAL_BYTES, HostileImageHost, HttpCase, write_manifest
 
-TIMEOUT_S = 0.5
+TIMEOUT_S = 2.0
+"""Generous: the host shares a GIL with the pipeline, and a loaded CI machine can hold a redirect back 0.5 s."""
 MAX_RETRIES = 2
 MAX_BACKOFF_S = 0.05
 MAX_BYTES = 300_000
@@ -114,7 +115,7 @@ def test_a_stalled_url_costs_one_timeout_not_one_per_retry(runs):
     wh, run_id = runs["wh"], runs["results"][0].run_id
     stall = _first_attempts(wh, "stall", run_id)
     assert len(stall) == 1 and "timeout" in stall.error[0]
-    assert stall.duration_ms.sum() <= 1000 * (TIMEOUT_S + 0.5)  # one timeout_s (+ slack), not (retries + 1) of them
+    assert stall.duration_ms.sum() <= 1000 * (TIMEOUT_S + 1.0)  # one timeout_s (+ slack), not (retries + 1) of them
     refused = _first_attempts(wh, "refused", run_id)
     assert len(refused) == MAX_RETRIES + 1  # a refused connection spends almost no budget: retried with backoff
     always_500 = _first_attempts(wh, "always_500", run_id)
