@@ -5,12 +5,14 @@
     aesforge sql [--config FILE] "SELECT ..."
     aesforge provenance [--config FILE] ITEM_ID
     aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
+    aesforge release NAME [--config FILE] [--out DIR]
     aesforge demo
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -48,7 +50,8 @@ def _instance(warehouse_path: str):
     return DagsterInstance.get()
 
 
-def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING") -> int:
+def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING",
+                 tags: dict[str, str] | None = None) -> int:
     from dagster import AssetKey, execute_job, reconstructable
 
     from assets.core.step import close_abandoned, run_process_tags
@@ -78,7 +81,7 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
                 run_config=run_config,
                 asset_selection=[AssetKey(name) for name in select] if select else None,
                 raise_on_error=False,
-                tags=run_process_tags(),
+                tags={**run_process_tags(), **(tags or {})},
             )
             run_id = result.run_id
             failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
@@ -205,6 +208,49 @@ def make_sample(out: str) -> int:
     return 0
 
 
+def release_names() -> list[str]:
+    """Every dataset with a release asset (``<name>_release``), found in the definitions."""
+    from pipelines.definitions import defs
+
+    keys = [key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()]
+    return sorted(key.removesuffix("_release") for key in keys if key.endswith("_release"))
+
+
+def run_release(config_file: str | None, name: str, out: str | None, executor: str) -> int:
+    """Write one dataset's release folder from what the warehouse holds now (``aesforge run`` builds the data)."""
+    from assets.releases.release_asset import RELEASE_FOLDER_TAG
+
+    _use_config(config_file)
+    names = release_names()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        print(f"aesforge release: no dataset {name!r}{hint} (known: {', '.join(names)})", file=sys.stderr)
+        return 2
+    tags = {RELEASE_FOLDER_TAG: str(Path(out).expanduser().resolve())} if out else None
+    code = run_pipeline(config_file, [f"{name}_release"], executor, tags=tags)
+    if code == 0:
+        _, config = _use_config(config_file)
+        print_releases(config, [name], Path(out).expanduser().resolve() if out else None)
+    return code
+
+
+def print_releases(config: dict, names: list[str], folder: Path | None = None) -> None:
+    """Where each release folder is, with its rows per config and split (from its ``release.json``)."""
+    from assets.releases.settings import ReleaseSettings
+
+    root = Path(ReleaseSettings(**config.get("releases", {})).out_dir)
+    for name in names:
+        where = folder or root / name
+        try:
+            manifest = json.loads((where / "release.json").read_text())
+        except (OSError, ValueError):
+            print(f"release {name}: not written (no release.json in {where})")
+            continue
+        rows = ", ".join(f"{part} {n}" for part, n in sorted(manifest["rows"].items())) or "no rows"
+        print(f"release {name}: {where} ({rows}; {manifest['withheld_images']} image(s) without bytes by licence)")
+
+
 def demo() -> int:
     """Generate the sample and run the whole pool on it with the bundled config."""
     make_sample(str(SAMPLE_CONFIG.parent.parent / "data" / "sample"))
@@ -221,6 +267,8 @@ def demo() -> int:
                 [item],
             )
             print(frame.to_string(index=False))
+        print("\nrelease folders (publishable as they are: card, croissant.json, ATTRIBUTION.csv, provenance.parquet):")
+        print_releases(config, release_names())
     return code
 
 
@@ -246,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     retry.add_argument("--config")
     retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up or internal_error")
     retry.add_argument("--stage", help="with internal_error: only this stage's quarantined items (rejection.stage)")
+    release = commands.add_parser("release", help="write one dataset's release folder from the warehouse")
+    release.add_argument("name", help="the dataset: photocritique, critique_canvas, context_canvas, aeseval, poem_benchmark")
+    release.add_argument("--config")
+    release.add_argument("--out", help="the release folder (default: <releases.out_dir>/<name>)")
+    release.add_argument("--executor", choices=["multiprocess", "in_process"], default="in_process")
     commands.add_parser("demo", help="generate the sample and run the whole pool on it")
     args = parser.parse_args(argv)
     try:
@@ -255,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_pipeline(args.config, args.select, args.executor, args.log_level)
         if args.command == "sql":
             return run_sql(args.config, args.query)
+        if args.command == "release":
+            return run_release(args.config, args.name, args.out, args.executor)
         if args.command == "retry":
             return retry_rejected(args.config, args.reason, args.stage)
         if args.command == "provenance":
@@ -266,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         for line in str(exc).splitlines():  # one line per problem of the file
             print(f"config error: {line}", file=sys.stderr)
+        return 2
+    except FileExistsError as exc:  # `aesforge sample --out` at a folder holding other files
+        print(f"aesforge: {exc}", file=sys.stderr)
         return 2
     except WarehouseUnavailable as exc:  # damaged: refused before anything ran (2); locked or disk full (1)
         print(f"aesforge: {exc}", file=sys.stderr)

@@ -2,7 +2,8 @@
 which sources feed the pool, and how each stage is tuned.
 
 Relative paths in the file are resolved against the file's own folder, so a config works from
-any working directory. Which file is used: ``$AESFORGE_CONFIG``, else ``./aesforge.yaml``, else
+any working directory; that folder is also the warehouse's ``project_root`` unless the file names another, the
+root every local file is named relative to in ids and rows. Which file is used: ``$AESFORGE_CONFIG``, else ``./aesforge.yaml``, else
 the bundled sample config (``config/sample.yaml``, which reads the generated sample corpus).
 """
 
@@ -83,6 +84,9 @@ def load_config(path: Path) -> dict[str, Any]:
         config[section], unknown = known_keys_only({} if values is None else values, SECTIONS[section][1], (section,),
                                                    SCHEMA_OVERRIDES)
         problems += unknown + _resource(section, config[section])[1]
+    if "blob_root" in config["warehouse"]:
+        problems.append(Problem(("warehouse", "blob_root"), "warehouse.blob_root: it is blob_store.root, set that"
+                                " instead", at_key=True))
     if problems:
         raise ConfigError(format_problems(path, node, problems))
     base = path.parent
@@ -90,7 +94,10 @@ def load_config(path: Path) -> dict[str, Any]:
     def resolve(value: str) -> str:
         return str((base / Path(value).expanduser()).resolve())
 
-    return {section: resolve_paths(values, SECTIONS[section][1], resolve) for section, values in config.items()}
+    resolved = {section: resolve_paths(values, SECTIONS[section][1], resolve) for section, values in config.items()}
+    if not resolved["blob_store"].get("s3_bucket"):  # the views show local blobs as files under this folder
+        resolved["warehouse"]["blob_root"] = resolved["blob_store"]["root"]
+    return resolved
 
 
 def _resource(section: str, values: Any) -> tuple[Any, list[Problem]]:

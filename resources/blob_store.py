@@ -3,6 +3,13 @@
 A local directory by default; S3 (through dagster-aws's ``S3Resource``) when a bucket is
 configured. Both backends validate every sha256 before building a path or key, so a
 caller-supplied name can never escape the store.
+
+What the warehouse records of a blob is its *reference*, ``blob:<sha256>``: relative to the store, whichever
+backend and wherever its root, so a warehouse stays valid when the blob folder moves (or the blobs move to a
+bucket). Where a reference lives is the store's business: ``root/ab/cd/<sha256>`` in a local folder,
+``<prefix>/ab/<sha256>`` in a bucket; readers go through the store (``ref_sha256`` and ``open``). The warehouse
+views that show people a file (``local_path`` in ``warehouse/views/040_critique_canvas.sql``) repeat the local
+layout to turn a reference into a path under the configured folder.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ CHUNK_SIZE = 1 << 20
 """Bytes read per step when hashing or copying a file; bounds memory whatever the file size."""
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+REF_PREFIX = "blob:"
 _S3_MISSING_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
 
 
@@ -71,7 +79,7 @@ class BlobRef:
 
     sha256: str
     size: int
-    uri: str
+    uri: str  # the store-relative reference, ``blob:<sha256>``
 
 
 def validate_sha256(sha256: str) -> str:
@@ -79,6 +87,18 @@ def validate_sha256(sha256: str) -> str:
     if not isinstance(sha256, str) or not _SHA256_HEX.fullmatch(sha256):
         raise InvalidSha256(sha256)
     return sha256
+
+
+def blob_ref(sha256: str) -> str:
+    """The reference the warehouse records for the blob with this sha256 (``blob:<sha256>``)."""
+    return REF_PREFIX + validate_sha256(sha256)
+
+
+def ref_sha256(ref: str) -> str:
+    """The sha256 a ``blob:`` reference names; ``InvalidSha256`` for anything else."""
+    if not isinstance(ref, str) or not ref.startswith(REF_PREFIX):
+        raise InvalidSha256(ref)
+    return validate_sha256(ref[len(REF_PREFIX):])
 
 
 def _fingerprint(stream: BinaryIO) -> tuple[int, int]:
@@ -106,9 +126,9 @@ class BlobStore(ABC):
     def open(self, sha256: str) -> BinaryIO:
         """A streaming reader of the blob; raises ``BlobNotFound`` if it is absent."""
 
-    @abstractmethod
     def uri(self, sha256: str) -> str:
-        """Where the blob with this sha256 lives (or would live)."""
+        """The store-relative reference of the blob with this sha256 (``blob_ref``), the same for every backend."""
+        return blob_ref(sha256)
 
     def get_bytes(self, sha256: str) -> bytes:
         """The whole blob in memory; use ``open`` to stream large ones."""
@@ -134,9 +154,6 @@ class LocalBlobStore(BlobStore):
         """File that holds (or would hold) the blob."""
         validate_sha256(sha256)
         return self.root / sha256[:2] / sha256[2:4] / sha256
-
-    def uri(self, sha256: str) -> str:
-        return self.path(sha256).as_uri()
 
     def exists(self, sha256: str) -> bool:
         return self.path(sha256).is_file()
@@ -204,9 +221,6 @@ class S3BlobStore(BlobStore):
         validate_sha256(sha256)
         name = f"{sha256[:2]}/{sha256}"
         return f"{self.prefix}/{name}" if self.prefix else name
-
-    def uri(self, sha256: str) -> str:
-        return f"s3://{self.bucket}/{self.key(sha256)}"
 
     def exists(self, sha256: str) -> bool:
         try:

@@ -145,7 +145,8 @@ _EXIF_ORIGINAL = ("virtual", 0)
 _EXIF_ORIENTATION = 6  # stored rotated 90° counter-clockwise; viewers turn it back clockwise
 _EXIF_UPRIGHT_SIZE = (880, 560)  # not square, so a missed rotation shows in the size
 _INBOX_ORIGINALS = {"photography": 1, "painting": 2, "virtual": 1}
-_BUILD_ENTRIES = frozenset({"images", "inbox", "manifest.csv", "additions.csv", "expected.json"})
+_BUILD_ENTRIES = frozenset({"images", "inbox", "manifest.csv", "additions.csv", "expected.json",
+                            "reddit", "designs", "poetry", "context"})  # the other fixtures `aesforge sample` writes beside
 _ADDITIONS_SEED = 5000
 
 

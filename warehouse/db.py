@@ -12,6 +12,10 @@ refused with ``WarehouseDamaged`` and left untouched, because DuckDB would other
 of it or write over it. Before migrations change an existing warehouse, it is copied to
 ``<db>.pre-migration-<version>.duckdb``. A warehouse that cannot be used as a whole (damaged, locked, disk
 full) surfaces as one line (``storage_failure``) instead of a traceback.
+
+Local files are recorded by their names relative to the warehouse's ``root`` (``warehouse.ids.file_name``; the
+config file's folder when the warehouse comes from a config), and blobs by store-relative references, so nothing
+in the file says where the project or the blobs sit and a moved or copied project reads the same rows.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 import duckdb
 import numpy as np
 import pandas as pd
 from filelock import FileLock, Timeout
+
+from warehouse.ids import file_name, file_path
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -64,14 +70,30 @@ Conflict = Literal["ignore", "replace"]
 
 
 class Warehouse:
-    """Handle on one DuckDB warehouse file; cheap to create, safe to share between processes."""
+    """Handle on one DuckDB warehouse file; cheap to create, safe to share between processes.
 
-    def __init__(self, path: str | Path, lock_timeout_s: float = 900.0) -> None:
+    ``root`` is the folder local files are named relative to (default: the warehouse file's folder).
+    ``blob_root``, the folder of a local blob store, lets the views show a blob reference as the path of its file
+    (DuckDB variable ``aesforge_blob_root``, read by the ``local_path`` macro); without it they show the reference.
+    """
+
+    def __init__(self, path: str | Path, lock_timeout_s: float = 900.0, root: str | Path | None = None,
+                 blob_root: Optional[str | Path] = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.root = Path(os.path.abspath(root)) if root is not None else self.path.parent
+        self.blob_root = None if blob_root is None else Path(os.path.abspath(blob_root))
         self._lock = FileLock(str(self.path) + ".lock", timeout=lock_timeout_s)
         self._migrated = False
         self._checked = False
+
+    def name_of(self, path: str | os.PathLike[str]) -> str:
+        """How the warehouse names a local file: relative to ``root`` (``warehouse.ids.file_name``)."""
+        return file_name(path, self.root)
+
+    def path_of(self, name: str) -> Path:
+        """The file a name recorded here stands for, to open it."""
+        return file_path(name, self.root)
 
     def check(self) -> None:
         """Raise ``WarehouseDamaged`` (one line: the file, the problem, how to restore) unless the file is sound
@@ -88,7 +110,7 @@ class Warehouse:
             self.check()       # and the deep check (DuckDB's block lists) costs seconds on a large warehouse
             self._checked = True
         try:
-            return duckdb.connect(str(self.path))
+            con = duckdb.connect(str(self.path))
         except duckdb.IOException as exc:
             if "Could not set lock" not in str(exc):
                 raise
@@ -96,6 +118,9 @@ class Warehouse:
             raise WarehouseLocked(
                 f"warehouse {self.path} is open in another program ({holder or 'unknown'}); close it and run again"
             ) from exc
+        if self.blob_root is not None:
+            con.execute("SET VARIABLE aesforge_blob_root = ?", [str(self.blob_root)])
+        return con
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

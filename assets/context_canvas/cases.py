@@ -6,7 +6,7 @@ by record through the item loop, so an unexpected error on one record (or its im
 item with the same bytes when the pool holds one (ContextCanvas is drawn from the shared pool); a case whose image
 cannot be read is rejected with its locator, like any malformed record. A file that cannot be read at all is kept
 as a rejected ``case_source``; the step warns and reads the other files. A probe model's answer is stored apart,
-for diagnostics only.
+for diagnostics only. Case files are named (in locators, record ids and rows) relative to the warehouse's root.
 """
 
 import itertools
@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 from PIL import Image, UnidentifiedImageError
 
@@ -29,8 +30,10 @@ from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
+from warehouse.rekey import located_renames, renamed_path
 
 CASE_STAGE = "context_cases"
+REKEY_SCOPE = "context_canvas"
 POOL_PREFIX = "pool:"
 
 
@@ -44,7 +47,8 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
                   context_canvas: ContextSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
-    with recorded_step(context, wh, {"cases": context_canvas.cases}) as step:
+    with recorded_step(context, wh, {"cases": [wh.name_of(path) for path in context_canvas.cases]}) as step:
+        step.rekey(REKEY_SCOPE, _location_renames)  # a warehouse written before migration 0015, once
         for path in map(Path, context_canvas.cases):
             if not path.is_file():
                 raise Failure(description=f"case file not found: {path}")
@@ -68,12 +72,13 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
 
 def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str, records, sheet_height: int) -> None:
     source = entity_id("case_source", sha)
+    name = step.name_of(path)
     with step.batch() as log:
-        log.entities([Entity(source, "case_source", sha, {"path": str(path)})])
+        log.entities([Entity(source, "case_source", sha, {"path": name})])
         log.used([source], "case_source")
         # A re-read file replaces everything its earlier version stored: a case it no longer holds (or holds in a
         # form now rejected) is gone.
-        forget_case_file(log.con, path)
+        forget_case_file(log.con, Path(name))
     first_seen: dict[str, str] = {}
 
     def read(item: Item[Any]) -> Outcome:
@@ -128,20 +133,29 @@ def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str
              "detail": d.outcome.value[1], "activity_id": log.activity_id} for d in rejected])
         log.entities(Entity(d.item.key, "case_record", attributes={"locator": d.item.locator}) for d in rejected)
 
-    items = (Item(_record_id(_where(path, short)), _where(path, short), digest_of([short, record, early]), (short, record, early))
+    items = (Item(_record_id(_where(name, short)), _where(name, short), digest_of([short, record, early]), (short, record, early))
              for short, record, early in records)
     run_items(step, CASE_STAGE, items, read, write)
     with step.batch() as log:
         step.remember_read(log, path, sha)
 
 
-def _where(path: Path, locator: str) -> str:
-    """The full locator of a record: the case file's path and the record's place in it (``#row=N`` / ``#record=N``)."""
-    return f"{path}#{locator.split('#', 1)[1]}" if "#" in locator else f"{path}#{locator}"
+def _where(name: str, locator: str) -> str:
+    """The full locator of a record: the case file's name and the record's place in it (``#row=N`` / ``#record=N``)."""
+    return f"{name}#{locator.split('#', 1)[1]}" if "#" in locator else f"{name}#{locator}"
 
 
 def _record_id(locator: str) -> str:
     return entity_id("case_record", sha256_hex(locator.encode()))
+
+
+def _location_renames(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, str]:
+    """What this asset's rows written before migration 0015 become (``Step.rekey``): case files by their names,
+    and the record ids derived from the locators."""
+    locators = [row[0] for row in con.execute("SELECT locator FROM context_case_read UNION SELECT locator FROM context_case")
+                .fetchall()]
+    files = [row[0] for row in con.execute("SELECT attributes->>'path' FROM entity WHERE kind = 'case_source'").fetchall()]
+    return {**{path: renamed_path(path, root) for path in files if path}, **located_renames(locators, root, _record_id)}
 
 
 def _record(case: ContextCase) -> dict:

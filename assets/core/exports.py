@@ -2,7 +2,9 @@
 
 Each file is an entity named by its content hash, derived from the entities it contains, and listed in
 ``export_file``. A file is rewritten only when what it would contain changed, or when the copy on disk is
-no longer what was written (edited or deleted by hand).
+no longer what was written (edited or deleted by hand). A published file whose query has no rows is not
+written (an empty JSON-lines file is no dataset to its readers): an earlier copy is removed with its
+``export_file`` row, and the step's notes say so.
 """
 
 import os
@@ -47,19 +49,32 @@ def publish(step: Step, dataset: str, files: Sequence[ExportFile], contents: Con
         _, inputs = _state(log, files, contents)
         written = dict(log.con.execute("SELECT path, sha256 FROM export_file").fetchall())
         last = step.last_inputs(log.con)
-    if last == inputs and all(f.path.is_file() and written.get(str(f.path)) == sha256_file(f.path) for f in files):
+    if last == inputs and all(_as_published(f, written) for f in files):
         step.notes["unchanged"] = "same contents as the last export, files on disk unchanged"
         return False
     with step.batch() as log:
         sources, inputs = _state(log, files, contents)  # read again with the write, in one transaction
         log.used(sources, contents.role)
         for file in files:
-            held = sources if file.contains_query is None else [r[0] for r in log.con.execute(file.contains_query).fetchall()]
-            _, n_rows = write_file(log, dataset, file, held, contents.relation)
-            step.notes[file.path.name] = str(file.path)
+            n_rows = _copy(log, file)
             step.counts[f"rows:{file.path.name}"] = n_rows
+            if n_rows == 0:
+                _withdraw(log, file)
+                step.notes[file.path.name] = "no rows: not written"
+                continue
+            held = sources if file.contains_query is None else [r[0] for r in log.con.execute(file.contains_query).fetchall()]
+            _swap_in(file)
+            record_export(log, dataset, file.path, file.kind, n_rows, held, contents.relation)
+            step.notes[file.path.name] = str(file.path)
         step.remember_inputs(log, inputs)
     return True
+
+
+def _as_published(file: ExportFile, written: dict[str, str]) -> bool:
+    """The file on disk is the one last written or, when it was left out for having no rows, still absent."""
+    if str(file.path) not in written:
+        return not file.path.exists()
+    return file.path.is_file() and written[str(file.path)] == sha256_file(file.path)
 
 
 def _state(log: ActivityLog, files: Sequence[ExportFile], contents: Contents) -> tuple[list[str], str]:
@@ -70,20 +85,46 @@ def _state(log: ActivityLog, files: Sequence[ExportFile], contents: Contents) ->
 
 def write_file(log: ActivityLog, dataset: str, file: ExportFile, sources: Sequence[str], relation: str) -> tuple[str, int]:
     """Stream one file out of the warehouse, swap it in, record it; returns its entity id and row count."""
+    n_rows = _copy(log, file)
+    _swap_in(file)
+    return record_export(log, dataset, file.path, file.kind, n_rows, sources, relation), n_rows
+
+
+def _partial(file: ExportFile) -> Path:
+    return file.path.with_name(f".{file.path.name}.partial")
+
+
+def _copy(log: ActivityLog, file: ExportFile) -> int:
+    """Stream the query's rows into a partial copy beside the file; returns the row count."""
     file.path.parent.mkdir(parents=True, exist_ok=True)
-    partial = file.path.with_name(f".{file.path.name}.partial")
     options = "FORMAT csv, HEADER" if file.format == "csv" else f"FORMAT {file.format}"
-    ((n_rows,),) = log.con.execute(f"COPY ({file.query}) TO '{_sql_path(partial)}' ({options})").fetchall()
-    os.replace(partial, file.path)
-    sha = sha256_file(file.path)
+    ((n_rows,),) = log.con.execute(f"COPY ({file.query}) TO '{_sql_path(_partial(file))}' ({options})").fetchall()
+    return n_rows
+
+
+def _swap_in(file: ExportFile) -> None:
+    os.replace(_partial(file), file.path)
+
+
+def _withdraw(log: ActivityLog, file: ExportFile) -> None:
+    """A file with no rows: neither its partial copy nor an earlier version stays, nor its export_file row."""
+    _partial(file).unlink()
+    file.path.unlink(missing_ok=True)
+    log.con.execute("DELETE FROM export_file WHERE path = ?", [str(file.path)])
+
+
+def record_export(log: ActivityLog, dataset: str, path: Path, kind: str, n_rows: int, sources: Sequence[str],
+                  relation: str) -> str:
+    """Record a written file as an ``export_file`` entity derived from ``sources``; returns its entity id."""
+    sha = sha256_file(path)
     export_entity = entity_id("export_file", sha)
-    log.entities([Entity(export_entity, "export_file", sha, {"path": str(file.path), "format": file.kind, "dataset": dataset})])
+    log.entities([Entity(export_entity, "export_file", sha, {"path": str(path), "format": kind, "dataset": dataset})])
     log.generated([export_entity])
     log.derived((export_entity, source, relation) for source in sources)
-    row = {"path": str(file.path), "entity_id": export_entity, "format": file.kind, "n_rows": n_rows,
+    row = {"path": str(path), "entity_id": export_entity, "format": kind, "n_rows": n_rows,
            "sha256": sha, "dataset": dataset, "activity_id": log.activity_id}
     insert_rows(log.con, "export_file", [row], conflict="replace")
-    return export_entity, n_rows
+    return export_entity
 
 
 def _sql_path(path: Path) -> str:

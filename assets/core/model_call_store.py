@@ -119,10 +119,10 @@ class WarehouseCallStore:
     def record(self, row: Mapping[str, Any]) -> str:
         """Log a call; its lease ends in the same transaction, so a waiter sees either the lease or the call."""
         now = utcnow()
-        call_id = entity_id("model_call", digest_of([row["cache_key"], self.activity_id, now.isoformat(), row["status"]]))
         with self._lock:
             owner = self._held.get(row["cache_key"])
         with self.warehouse.transaction() as con:
+            call_id = call_entity_id(con, row["cache_key"])
             insert_rows(
                 con,
                 "model_call",
@@ -139,6 +139,15 @@ class WarehouseCallStore:
         if row["status"] == "ok":
             self._remember_answered(row["cache_key"])
         return call_id
+
+
+def call_entity_id(con: duckdb.DuckDBPyConnection, cache_key: str) -> str:
+    """The id of the next call logged for ``cache_key``: derived from the request (its cache key) and how many calls
+    of it are logged already, never from the activity or the clock, so the same requests met in the same order
+    (a failed attempt, then its retry) give the same ids in any warehouse. Read in the logging transaction, which
+    holds the warehouse lock, so two calls never count the same."""
+    ((earlier,),) = con.execute("SELECT count(*) FROM model_call WHERE cache_key = ?", [cache_key]).fetchall()
+    return entity_id("model_call", digest_of([cache_key, earlier]))
 
 
 def _stored(con: duckdb.DuckDBPyConnection, cache_key: str) -> StoredCall | None:

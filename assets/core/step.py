@@ -11,7 +11,7 @@ import logging
 import socket
 import subprocess
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, RunsFilter
 
+from warehouse import rekey
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import entity_id
 from warehouse.lineage import (
@@ -109,23 +110,40 @@ class Step:
             conflict="replace",
         )
 
+    def name_of(self, path: str | Path) -> str:
+        """How ids and rows name a local file: relative to the warehouse's root (``Warehouse.name_of``)."""
+        return self.warehouse.name_of(path)
+
+    def rekey(self, scope: str, renames_of: Callable[[duckdb.DuckDBPyConnection, Path], Mapping[str, str]]) -> None:
+        """Re-key ``scope``'s rows written before migration 0015 (``warehouse.rekey``), once per warehouse, in one
+        transaction of this activity: ``renames_of(con, root)`` says which old names and ids become which."""
+        with self.batch() as log:
+            if not rekey.pending(log.con, scope):
+                return
+            renamed = rekey.rename(log.con, renames_of(log.con, self.warehouse.root), self.warehouse.root)
+            rekey.finish(log.con, scope, self.activity_id, renamed)
+        self.notes.setdefault("rekeyed", {})[scope] = renamed
+        self.log.info(f"re-keyed {scope}: {renamed} values written before migration 0015 now name files relative to"
+                      f" {self.warehouse.root}")
+
     def read_before(self, path: Path, sha256: str) -> bool:
         """Whether ``path`` (a file, or a folder under a digest of its files) was read to the end with this content."""
         with self.batch() as log:
-            row = log.con.execute("SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?", [str(path), sha256]).fetchall()
+            row = log.con.execute("SELECT 1 FROM input_file_state WHERE path = ? AND sha256 = ?",
+                                  [self.name_of(path), sha256]).fetchall()
         return bool(row)
 
     def remember_read(self, log: ActivityLog, path: Path, sha256: str) -> None:
-        """Record ``path`` as read with this content, in the transaction of its last write, so that an unchanged
-        copy is skipped next time and a crash before this point reads it again."""
+        """Record ``path`` (by its name) as read with this content, in the transaction of its last write, so that an
+        unchanged copy is skipped next time and a crash before this point reads it again."""
         stat = path.stat() if path.is_file() else None
         insert_rows(log.con, "input_file_state",
-                    [{"path": str(path), "n_bytes": stat.st_size if stat else 0, "mtime_ns": stat.st_mtime_ns if stat else 0,
-                      "sha256": sha256, "seen_at": utcnow()}], conflict="replace")
+                    [{"path": self.name_of(path), "n_bytes": stat.st_size if stat else 0,
+                      "mtime_ns": stat.st_mtime_ns if stat else 0, "sha256": sha256, "seen_at": utcnow()}], conflict="replace")
 
     @staticmethod
     def remember_files(log: ActivityLog, files: list[tuple[str, int, int, str]]) -> None:
-        """``remember_read`` for many files whose (path, size, mtime, sha256) the caller already has."""
+        """``remember_read`` for many files whose (name, size, mtime, sha256) the caller already has."""
         now = utcnow()
         insert_rows(log.con, "input_file_state",
                     [{"path": p, "n_bytes": n, "mtime_ns": m, "sha256": s, "seen_at": now} for p, n, m, s in files],
@@ -145,7 +163,7 @@ class Step:
         the other inputs and then fail with a row in the warehouse behind the message."""
         entity = entity_id(kind, sha256)
         with self.batch() as log:
-            log.entities([Entity(entity, kind, sha256, {"path": str(path)})])
+            log.entities([Entity(entity, kind, sha256, {"path": self.name_of(path)})])
             log.rejected(stage, [(entity, reason_code, detail)])
         self.counts[f"unreadable:{reason_code}"] += 1
 

@@ -1,4 +1,9 @@
-"""CritiqueCanvas pairs: every kept pool image through planner → annotator → verifier, concurrently.
+"""CritiqueCanvas pairs: every admitted kept pool image through planner → annotator → verifier, concurrently.
+
+Only images whose kept record comes from a source type in ``critique.source_types`` are critiqued (by default
+manifests and folders: r/photocritique photos and generated poem illustrations are benchmark images); each one left
+out keeps a ``source_type_not_admitted`` rejection (stage ``critique_admission``) until it is admitted or leaves the
+pool.
 
 Images run through the item loop on ``max_concurrency`` threads (so at most that many requests in flight);
 each model call is claimed, cached and logged as it returns, and finished images are committed a small
@@ -9,11 +14,13 @@ same time) makes no request that was made before.
 import io
 import json
 
+import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 from PIL import Image
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
 from assets.critique_canvas.logic.chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
+from assets.critique_canvas.logic.admission import NOT_ADMITTED, not_admitted_detail
 from assets.critique_canvas.logic.answers import Verdict, conversation_group_id, group_pairs
 from assets.critique_canvas.logic.offline_answers import critique_offline_answers
 from assets.critique_canvas.settings import CritiqueSettings
@@ -24,11 +31,13 @@ from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
+from warehouse.db import registered
 from warehouse.ids import canonical_json, digest_of
 from warehouse.lineage import ActivityLog, Agent, Entity, utcnow
 
 CRITIQUE_STAGE = "critique"
 VERIFIER_STAGE = "critique_verifier"
+ADMISSION_STAGE = "critique_admission"
 
 
 def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
@@ -41,17 +50,38 @@ def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
 
 
 def _pending(step: Step, digest: str, settings: CritiqueSettings) -> list[Item[tuple]]:
-    """Pool images without a final attempt under this chain configuration (a transport failure is retried)."""
+    """Admitted pool images without a final attempt under this chain configuration (a transport failure is retried)."""
     with step.batch() as log:
         rows = log.con.execute(
             "SELECT p.pool_item_id, p.image_id, p.domain, i.normalized_sha256, i.normalized_uri FROM pool_images p"
-            " JOIN image i USING (image_id)"
+            " JOIN image i USING (image_id) JOIN source_record r ON r.record_id = p.record_id"
             " LEFT JOIN critique_attempt a ON a.pool_item_id = p.pool_item_id AND a.chain_digest = ?"
             " WHERE (a.pool_item_id IS NULL OR a.retryable) AND list_contains(?, p.domain)"
+            " AND list_contains(?, r.source_type)"
             " ORDER BY p.pool_item_id" + (" LIMIT ?" if settings.limit else ""),
-            [digest, settings.domains, *([settings.limit] if settings.limit else [])],
+            [digest, settings.domains, settings.source_types, *([settings.limit] if settings.limit else [])],
         ).fetchall()
     return [Item(row[0], row[4] or row[0], digest_of([row[3], row[2], digest]), row[:4]) for row in rows]
+
+
+def _leave_out_not_admitted(step: Step, settings: CritiqueSettings) -> None:
+    """Reject every kept pool image of a critiqued domain whose source type is not admitted, and withdraw the
+    rejections of images since admitted or gone from the pool; counted per source type."""
+    with step.batch() as log:
+        left_out = log.con.execute(
+            "SELECT p.pool_item_id, p.record_id, r.source_type, r.source_name FROM pool_images p"
+            " JOIN source_record r ON r.record_id = p.record_id"
+            " WHERE list_contains(?, p.domain) AND NOT list_contains(?, r.source_type) ORDER BY p.pool_item_id",
+            [settings.domains, settings.source_types],
+        ).fetchall()
+        with registered(log.con, "_not_admitted", pd.DataFrame({"pool_item_id": [row[0] for row in left_out]},
+                                                                dtype="string")) as ids:
+            log.unrejected_all(ADMISSION_STAGE, except_in=f"SELECT pool_item_id FROM {ids}")
+        known = {row[0] for row in log.con.execute("SELECT entity_id FROM rejection WHERE stage = ?", [ADMISSION_STAGE]).fetchall()}
+        log.rejected(ADMISSION_STAGE, [(row[0], NOT_ADMITTED, not_admitted_detail(*row)) for row in left_out
+                                       if row[0] not in known])
+    for _, _, source_type, _ in left_out:
+        step.counts[f"images_not_admitted:{source_type}"] += 1
 
 
 def chain_outcome(result: ChainResult) -> Outcome:
@@ -152,10 +182,11 @@ def _rejection_detail(verdict: Verdict) -> str:
 
 
 @asset(
-    code_version="1",
+    code_version="2",
     deps=[AssetKey("image_pool")],
-    description="Six verified instruction–response pairs per kept pool image: planner → domain-conditioned annotator"
-    " → verifier, each role its own provider and model; cached, concurrent, budgeted and resumable.",
+    description="Six verified instruction–response pairs per admitted kept pool image (source types in"
+    " critique.source_types): planner → domain-conditioned annotator → verifier, each role its own provider and model;"
+    " cached, concurrent, budgeted and resumable.",
 )
 def critique_pairs(
     context: AssetExecutionContext,
@@ -181,6 +212,7 @@ def critique_pairs(
                                 budget, limiter, repair_request, model_providers)
             for role, s in roles.items()
         }
+        _leave_out_not_admitted(step, critique)
         pending = _pending(step, digest, critique)
         step.counts["images_pending"] = len(pending)
 

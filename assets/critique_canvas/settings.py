@@ -3,8 +3,9 @@
 from typing import Optional
 
 from dagster import Config, ConfigurableResource
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from assets.critique_canvas.logic.admission import DEFAULT_SOURCE_TYPES, POOL_SOURCE_TYPES, unknown_source_types
 from assets.critique_canvas.logic.answers import DOMAINS
 from resources.config_paths import ConfigPath, ReturnedDir
 
@@ -32,10 +33,22 @@ class CritiqueSettings(ConfigurableResource):
     image_max_side: int = Field(default=1024, description="Images are sent as JPEG with the longer side at most this")
     limit: Optional[int] = Field(default=None, description="At most this many new images per run")
     domains: list[str] = Field(default=list(DOMAINS), description="Domains to critique")
+    source_types: list[str] = Field(
+        default=list(DEFAULT_SOURCE_TYPES),
+        description="Pool source types whose images may be critiqued (of manifest, folder, reddit, generated); reddit"
+        " (r/photocritique benchmark photos) and generated (poem-benchmark illustrations) are benchmark images")
     eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
     split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
     audit: CritiqueAuditSettings = Field(default_factory=CritiqueAuditSettings)
     export_dir: ConfigPath = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")
+
+    @field_validator("source_types")
+    @classmethod
+    def _known_source_types(cls, values: list[str]) -> list[str]:
+        unknown = unknown_source_types(values)
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a pool source type; use one of {', '.join(POOL_SOURCE_TYPES)}")
+        return values
 
 
 CONFIG_SECTIONS = {"critique": ("critique", CritiqueSettings)}

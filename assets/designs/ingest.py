@@ -4,13 +4,15 @@ Each source (a folder of per-design JSON, or a Parquet export) is read again onl
 Every JSON file and every Parquet row is one item of the item loop (assets/core/item_loop.py): it becomes a design
 (layers in the blob store, referenced as ``blob:<sha256>``) or a rejection with its locator and reason, and an
 unexpected exception on one record is that record's ``internal_error`` while the others are read. Writes are
-batched and keyed by content, so a crash mid-source re-reads that source without duplicating a row.
+batched and keyed by content, so a crash mid-source re-reads that source without duplicating a row. Locators name
+the source by its name relative to the warehouse's root (``<folder>/<file>.json``, ``<folder>/<row source>``).
 """
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+import duckdb
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.designs.settings import DesignSettings
@@ -23,8 +25,10 @@ from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
+from warehouse.rekey import located_renames, renamed_path
 
 DESIGN_STAGE = "design_records"
+REKEY_SCOPE = "designs"
 
 
 def design_entity_id(design_json: str) -> str:
@@ -36,9 +40,19 @@ def record_entity_id(locator: str) -> str:
     return entity_id("design_record", sha256_hex(locator.encode()))
 
 
+def _location_renames(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, str]:
+    """What this asset's rows written before migration 0015 become (``Step.rekey``): design folders and files by
+    their names, and the record ids derived from the locators."""
+    locators = [row[0] for row in con.execute("SELECT locator FROM design_source_read").fetchall()]
+    sources = [row[0] for row in con.execute("SELECT attributes->>'path' FROM entity WHERE kind = 'design_source'").fetchall()]
+    return {**{path: renamed_path(path, root) for path in sources if path},
+            **located_renames(locators, root, record_entity_id)}
+
+
 @dataclass(frozen=True)
 class _Source:
     path: Path
+    name: str                   # the path's name relative to the warehouse's root
     kind: str                   # folder | parquet
     files: dict[Path, str]      # file → content digest; they decide whether the source is read again
 
@@ -55,15 +69,16 @@ def _file_digest(path: Path) -> str:
         return f"unreadable:{type(exc).__name__}"
 
 
-def _sources(settings: DesignSettings) -> Iterator[_Source]:
+def _sources(settings: DesignSettings, step: Step) -> Iterator[_Source]:
     for folder in map(Path, settings.folders):
         if not folder.is_dir():
             raise Failure(description=f"design folder not found: {folder}")
-        yield _Source(folder, "folder", {folder / n: _file_digest(folder / n) for n in design_json_names(folder)})
+        yield _Source(folder, step.name_of(folder), "folder",
+                      {folder / n: _file_digest(folder / n) for n in design_json_names(folder)})
     for file in map(Path, settings.parquet):
         if not file.is_file():
             raise Failure(description=f"design Parquet file not found: {file}")
-        yield _Source(file, "parquet", {file: sha256_file(file)})
+        yield _Source(file, step.name_of(file), "parquet", {file: sha256_file(file)})
 
 
 @asset(
@@ -76,9 +91,11 @@ def design_records(
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
-    params = {"folders": designs.folders, "parquet": designs.parquet, "format": designs.format}
+    params = {"folders": [wh.name_of(f) for f in designs.folders], "parquet": [wh.name_of(f) for f in designs.parquet],
+              "format": designs.format}
     with recorded_step(context, wh, params) as step:
-        for source in _sources(designs):
+        step.rekey(REKEY_SCOPE, _location_renames)  # a warehouse written before migration 0015, once
+        for source in _sources(designs, step):
             if step.read_before(source.path, source.digest):
                 step.counts["sources_unchanged"] += 1
                 continue
@@ -90,12 +107,12 @@ def _items(source: _Source, settings: DesignSettings) -> Iterator[Item]:
     """One item per JSON file of a folder, or per row of a Parquet file (read lazily, a few rows at a time)."""
     if source.kind == "folder":
         for file, sha in source.files.items():
-            locator = f"{source.path}/{file.name}"
+            locator = f"{source.name}/{file.name}"
             yield Item(record_entity_id(locator), locator, sha, file)
         return
     file_sha = source.files[source.path]
     for row in parquet_rows(source.path, fmt=settings.format):
-        locator = f"{source.path.parent}/{row.source}"
+        locator = str(PurePosixPath(source.name).parent / row.source)
         yield Item(record_entity_id(locator), locator, digest_of([file_sha, row.source]), row)
 
 
@@ -144,7 +161,7 @@ def _write(log: ActivityLog, source: _Source, source_entity: str, done: list[Don
                      "is_perturbed": False, "source_format": design.source_format,
                      "canvas_width": design.canvas_width, "canvas_height": design.canvas_height,
                      "n_elements": len(design.elements), "record": record})
-    log.entities([Entity(source_entity, "design_source", source.digest, {"path": str(source.path)})])
+    log.entities([Entity(source_entity, "design_source", source.digest, {"path": source.name})])
     log.used([source_entity], "design_source")
     log.entities(entities)
     log.generated(e.entity_id for e in entities)

@@ -1,7 +1,7 @@
 """Benchmark / train split by base design, and the three question formats per labelled (design, indicator).
 
-Pure logic: assets/designs/logic/question_formats.py. Every variant of a base design lands on its base's side, so no
-base design is in both the benchmark and the training set.
+Pure logic: assets/designs/logic/splits.py (the deal) and assets/designs/logic/question_formats.py. Every variant of a
+base design lands on its base's side, so no base design is in both the benchmark and the training set.
 """
 
 import json
@@ -18,26 +18,21 @@ from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.indicators import indicator
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.question_formats import QuestionInputError, build_questions, question_input_from_design
+from assets.designs.logic.splits import deal_splits
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
 from warehouse.ids import digest_of
 from warehouse.lineage import ActivityLog
 
-BENCHMARK, TRAIN = "benchmark", "train"
 QUESTION_STAGE = "design_question"
-
-
-def split_of(base_design_id: str, seed: int, benchmark_fraction: float) -> str:
-    """A stable coin per base design: the same id and seed always land on the same side."""
-    return BENCHMARK if int(digest_of([seed, base_design_id])[:15], 16) / 16**15 < benchmark_fraction else TRAIN
 
 
 @asset(
     code_version="1",
     deps=[design_records],
-    description="Every base design in the benchmark or the training set (seeded, by base design); its perturbed"
-    " variants follow it.",
+    description="Every base design in the benchmark or the training set (seeded, by base design; the benchmark holds"
+    " benchmark_fraction of them, at least one and never all); its perturbed variants follow it.",
 )
 def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, designs: DesignSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
@@ -45,11 +40,13 @@ def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, 
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             drop_splits_of_other_seeds(log.con, designs.split_seed)
+            dealt = dict(log.con.execute("SELECT base_design_id, split FROM design_split").fetchall())
             bases = [r[0] for r in log.con.execute(
                 "SELECT design_id FROM design WHERE NOT is_perturbed AND design_id NOT IN (SELECT base_design_id FROM design_split)"
                 " ORDER BY design_id").fetchall()]
-            rows = [{"base_design_id": b, "split": split_of(b, designs.split_seed, designs.benchmark_fraction),
-                     "seed": designs.split_seed, "activity_id": log.activity_id} for b in bases]
+            sides = deal_splits(dealt, bases, designs.split_seed, designs.benchmark_fraction)
+            rows = [{"base_design_id": b, "split": sides[b], "seed": designs.split_seed, "activity_id": log.activity_id}
+                    for b in bases]
             write_splits(log.con, rows)
             log.used(bases, "base_design")
         for row in rows:

@@ -7,7 +7,8 @@ import json
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.designs.questions import TRAIN, design_questions
+from assets.designs.logic.splits import TRAIN
+from assets.designs.questions import design_questions
 from assets.designs.review import annotator_caller
 from assets.designs.settings import DesignSettings
 from assets.designs.store import write_reasoning_paths

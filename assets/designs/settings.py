@@ -49,7 +49,8 @@ class DesignSettings(ConfigurableResource):
                           " model (few-shot through the provider layer's annotator role)")
     max_concurrency: int = Field(default=4, description="Designs labelled or explained at once (model requests in flight)")
     few_shot: int = Field(default=3, description="Human-labelled examples of the same indicator shown to the model labeller")
-    benchmark_fraction: float = Field(default=0.3, description="Share of base designs (with all their variants) in the benchmark")
+    benchmark_fraction: float = Field(default=0.3, ge=0, le=1, description="Share of base designs (with all their variants) in"
+                                      " the benchmark; between 0 and 1 exclusive, each side gets at least one of two or more")
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
     question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")
     box_units: str = Field(default="pixels", description="pixels ([x1, y1, x2, y2]) or normalised (fractions of the canvas)")

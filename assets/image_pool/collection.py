@@ -25,9 +25,11 @@ from assets.image_pool.logic.sources import (
 )
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import (
+    REKEY_SCOPE,
     SOURCE_STAGE,
     clear_failed_runs,
     clear_runs_for_retry,
+    location_renames,
     write_failed_runs,
     write_fetch_attempts,
     write_file_blobs,
@@ -46,10 +48,11 @@ from warehouse.redaction import redact_text
 FETCH_STAGE = "fetch"
 
 
-def _file_state(step: Step, paths: list[str]) -> dict[str, tuple[int, int, str]]:
-    if not paths:
+def _file_state(step: Step, names: list[str]) -> dict[str, tuple[int, int, str]]:
+    """What was last read of these files (by name): size, mtime and sha256."""
+    if not names:
         return {}
-    with step.batch() as log, registered(log.con, "_paths", pd.DataFrame({"path": paths})):
+    with step.batch() as log, registered(log.con, "_paths", pd.DataFrame({"path": names})):
         rows = log.con.execute(
             "SELECT path, n_bytes, mtime_ns, sha256 FROM input_file_state WHERE path IN (SELECT path FROM _paths)"
         ).fetchall()
@@ -65,11 +68,13 @@ def source_records(
     context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    params = {"manifests": pool.manifests, "folders": [f.model_dump() for f in pool.folders]}
+    params = {"manifests": [wh.name_of(m) for m in pool.manifests],
+              "folders": [{**f.model_dump(), "path": wh.name_of(f.path)} for f in pool.folders]}
     missing = [m for m in pool.manifests if not Path(m).is_file()] + [
         f.path for f in pool.folders if not Path(f.path).is_dir()
     ]
     with recorded_step(context, wh, params) as step:
+        step.rekey(REKEY_SCOPE, location_renames)  # a warehouse written before migration 0015, once
         for manifest in map(Path, pool.manifests):
             if manifest.is_file():
                 _collect_manifest(step, manifest, pool.batch_size)
@@ -77,7 +82,7 @@ def source_records(
             if Path(folder.path).is_dir():
                 _collect_folder(step, Path(folder.path).resolve(), folder.defaults(), pool.batch_size)
         if missing:
-            step.notes["missing_sources"] = missing
+            step.notes["missing_sources"] = [wh.name_of(m) for m in missing]
             raise Failure(
                 description=f"configured sources not found: {', '.join(missing)}",
                 metadata={"missing": missing},
@@ -91,66 +96,69 @@ def _source_outcome(row: SourceRow) -> Outcome:
     return Kept(row, count="records")
 
 
-def _manifest_outcome(item: Item[ManifestRow]) -> Outcome:
+def _manifest_outcome(root: Path, item: Item[ManifestRow]) -> Outcome:
     """The per-item function for manifest rows: parse and validate one line."""
-    return _source_outcome(source_row(item.payload))
+    return _source_outcome(source_row(item.payload, root))
 
 
-def _folder_outcome(root: Path, defaults: FolderDefaults, item: Item[FolderEntry]) -> Outcome:
+def _folder_outcome(folder: Path, defaults: FolderDefaults, root: Path, item: Item[FolderEntry]) -> Outcome:
     """The per-item function for folder files: hash one file and give it the folder's provenance."""
-    return _source_outcome(folder_row(root, item.payload, defaults))
+    return _source_outcome(folder_row(folder, item.payload, defaults, root))
 
 
 def _collect_manifest(step: Step, manifest: Path, batch_size: int) -> None:
     """Read a new or changed manifest line by line through the item loop; a manifest that cannot be read at
     all (unreadable, empty, no usable header, not text) is rejected as a whole and the next one is read."""
     path = manifest.resolve()
+    name = step.name_of(path)
     stat = path.stat()
-    known = _file_state(step, [str(path)]).get(str(path))
+    known = _file_state(step, [name]).get(name)
     if known and known[:2] == (stat.st_size, stat.st_mtime_ns):
         step.counts["manifests_unchanged"] += 1
         return
     try:
         sha = sha256_file(path)
     except OSError as exc:
-        step.reject_input(SOURCE_STAGE, "input_file", path, digest_of(str(path)), UNREADABLE_FILE,
-                          f"{path}: cannot be read ({exc.strerror or exc})")
+        step.reject_input(SOURCE_STAGE, "input_file", path, digest_of(name), UNREADABLE_FILE,
+                          f"{name}: cannot be read ({exc.strerror or exc})")
         return
     if known and known[2] == sha:
         step.counts["manifests_unchanged"] += 1
     else:
-        rows = read_manifest(path)
+        root = step.warehouse.root
+        rows = read_manifest(path, root)
         first = next(rows)
         if first.file_level:
-            step.reject_input(SOURCE_STAGE, "input_file", path, sha, first.problem[0], f"{path}: {first.problem[1]}")
+            step.reject_input(SOURCE_STAGE, "input_file", path, sha, first.problem[0], f"{name}: {first.problem[1]}")
         else:
-            listed_in = Entity(entity_id("input_file", sha), "input_file", sha, {"path": str(path)})
+            listed_in = Entity(entity_id("input_file", sha), "input_file", sha, {"path": name})
             items = (Item(entity_id("source_row", digest_of([row.manifest, row.line])), row.locator, row.digest, row)
                      for row in chain([first], rows))
-            run_items(step, SOURCE_STAGE, items, _manifest_outcome, partial(_write_records, listed_in, "manifest"),
-                      batch_size=batch_size, record_rejections=False)
+            run_items(step, SOURCE_STAGE, items, partial(_manifest_outcome, root),
+                      partial(_write_records, listed_in, "manifest"), batch_size=batch_size, record_rejections=False)
             step.log.info(f"read manifest {path}")
     with step.batch() as log:
-        step.remember_files(log, [(str(path), stat.st_size, stat.st_mtime_ns, sha)])
+        step.remember_files(log, [(name, stat.st_size, stat.st_mtime_ns, sha)])
 
 
-def _collect_folder(step: Step, root: Path, defaults: FolderDefaults, batch_size: int) -> None:
+def _collect_folder(step: Step, folder: Path, defaults: FolderDefaults, batch_size: int) -> None:
     """Record every new or changed image-named entry of a folder through the item loop (unchanged files, by size
-    and mtime, are skipped)."""
+    and mtime, are skipped); each entry's item is named (and keyed) by the file's name."""
 
     def items() -> Iterator[Item[FolderEntry]]:
-        for chunk in batched(scan_folder(root), batch_size):
-            states = _file_state(step, [str(entry.path) for entry in chunk])
-            for entry in chunk:
-                known = states.get(str(entry.path))
+        for chunk in batched(scan_folder(folder), batch_size):
+            names = [step.name_of(entry.path) for entry in chunk]
+            states = _file_state(step, names)
+            for name, entry in zip(names, chunk):
+                known = states.get(name)
                 if entry.fingerprint and known and known[:2] == entry.fingerprint:
                     step.counts["folder_files_unchanged"] += 1
                     continue
-                yield Item(entity_id("source_file", digest_of(str(entry.path))), str(entry.path),
-                           digest_of([entry.fingerprint, entry.error]), entry)
+                yield Item(entity_id("source_file", digest_of(name)), name, digest_of([entry.fingerprint, entry.error]), entry)
 
-    listed_in = Entity(entity_id("source_folder", digest_of(str(root))), "source_folder", attributes={"path": str(root)})
-    run_items(step, SOURCE_STAGE, items(), partial(_folder_outcome, root, defaults),
+    name = step.name_of(folder)
+    listed_in = Entity(entity_id("source_folder", digest_of(name)), "source_folder", attributes={"path": name})
+    run_items(step, SOURCE_STAGE, items(), partial(_folder_outcome, folder, defaults, step.warehouse.root),
               partial(_write_records, listed_in, "folder"), batch_size=batch_size, record_rejections=False)
 
 
@@ -160,7 +168,7 @@ def _write_records(listed_in: Entity, role: str, log: ActivityLog, done: list[Do
     log.entities([listed_in])
     log.used([listed_in.entity_id], role)
     if role == "folder":
-        Step.remember_files(log, [(str(d.item.payload.path), *d.item.payload.fingerprint, d.outcome.value.content_sha256 or "")
+        Step.remember_files(log, [(d.item.locator, *d.item.payload.fingerprint, d.outcome.value.content_sha256 or "")
                               for d in done if d.item.payload.fingerprint])
     write_source_records(log, [d.outcome.value for d in done], listed_in.entity_id)
 
@@ -196,7 +204,7 @@ def fetched_files(
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
-    fetcher = http_fetcher.get_fetcher()
+    fetcher = http_fetcher.get_fetcher(base_dir=wh.root)  # local locators are names relative to the root
     params = {"fetch": http_fetcher.model_dump()}
     with recorded_step(context, wh, params) as step:
         pending = _pending_locators(step)

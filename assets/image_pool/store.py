@@ -9,19 +9,28 @@ stored together or not at all.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import duckdb
 import pandas as pd
 
 from assets.image_pool.logic.perceptual import PerceptualHashes, PerceptualSignature
-from assets.image_pool.logic.sources import SourceRow
-from resources.blob_store import BlobRef
+from assets.image_pool.logic.sources import SourceRow, file_reference
+from resources.blob_store import BlobRef, blob_ref
 from warehouse.db import Warehouse, insert_rows, registered
+from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, utcnow
+from warehouse.rekey import old_spellings, renamed_path
 
 SOURCE_STAGE = "source"
+REKEY_SCOPE = "image_pool"
+_BLOB_URI = re.compile(r"^(file://.*/[0-9a-f]{2}/[0-9a-f]{2}|s3://.*/[0-9a-f]{2})/([0-9a-f]{64})$")
 
 HASH_COLUMNS = ("phash", "dhash", "phash_mirror", "view_hashes", "aspect_milli")
 THUMB_COLUMNS = ("thumb_luma", "thumb_chroma", "signature_version")
@@ -210,3 +219,69 @@ def stream_signature_records(wh: Warehouse, where: str, block: int = 2000) -> It
     """Full signature rows (with thumbnails) of the images matching ``where``, in keyset blocks, unparsed: each
     is read into a :class:`PerceptualSignature` by the item that uses it, so one damaged row is that item's fault."""
     return _stream(wh, where, HASH_COLUMNS + THUMB_COLUMNS, block)
+
+
+def location_renames(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, str]:
+    """What the pool's rows written before migration 0015 become (``Step.rekey``, scope ``image_pool``): absolute
+    paths of manifests, folders and files as names relative to ``root``, a generated record's blob URI as its
+    reference, and the ids derived from them: a record's (only where its stored fields derive its id, so a
+    record of unknown derivation keeps it), its pool item's, a folder file's and a folder's item keys."""
+    renames: dict[str, str] = {}
+
+    def name(value: str) -> str:
+        new = renamed_path(value, root)
+        if new != value:
+            renames[value.partition("#")[0]] = new.partition("#")[0]
+        return new
+
+    records = con.execute(
+        "SELECT r.record_id, r.source_type, r.source_name, r.locator, r.title, r.creator, r.provider, r.source_url,"
+        " r.license, r.redistribution, r.domain, r.extra, coalesce(f.sha256, nullif(s.sha256, '')),"
+        " EXISTS (SELECT 1 FROM rejection j WHERE j.entity_id = r.record_id AND j.stage = ?)"
+        " FROM source_record r LEFT JOIN (SELECT record_id, min(file_sha256) AS sha256 FROM record_file GROUP BY ALL) f"
+        " USING (record_id) LEFT JOIN input_file_state s ON s.path = r.locator", [SOURCE_STAGE]).fetchall()
+    record_ids: dict[str, str] = {}
+    for record_id, kind, source_name, locator, *provenance, source_url, licence, redistribution, domain, extra, sha, \
+            rejected in records:
+        content = sha if kind in ("folder", "generated") and not rejected else None
+        fields = (*provenance, source_url, licence, redistribution, domain, json.loads(extra) if extra else {},
+                  ("rejected", "") if rejected else None, content)
+        names = old_spellings(source_name, root) if kind in ("manifest", "folder") else [source_name]
+        written = [(n, loc) for n in names for loc in old_spellings(locator, root)
+                   if SourceRow(kind, n, loc, *fields).record_id == record_id]
+        if not written:
+            continue  # not derived as this code derives records: its id stays
+        old_name, old_locator = written[0]
+        blob = _BLOB_URI.match(old_locator) if kind == "generated" else None
+        new = SourceRow(kind, name(old_name), blob_ref(blob.group(2)) if blob else name(old_locator), *provenance,
+                        _renamed_url(source_url, name), licence, redistribution, domain, *fields[-3:])
+        renames.update({a: b for a, b in ((locator, new.locator), (source_name, new.source_name),
+                                          (source_url, new.source_url)) if a and a != b})
+        record_ids[record_id] = new.record_id
+        if kind == "folder":
+            renames[entity_id("source_file", digest_of(old_locator))] = entity_id("source_file", digest_of(new.locator))
+            renames[entity_id("source_folder", digest_of(old_name))] = entity_id("source_folder", digest_of(new.source_name))
+    for kind, path in con.execute("SELECT kind, attributes->>'path' FROM entity WHERE kind IN ('input_file', 'source_folder')"
+                                  " AND attributes->>'path' IS NOT NULL").fetchall():
+        for old_path in old_spellings(path, root):
+            new_path = name(old_path)  # a manifest or folder that gave no record is renamed too
+            if kind == "input_file":  # the id of a manifest that could not be read derives from its path
+                renames[entity_id("input_file", digest_of(old_path))] = entity_id("input_file", digest_of(new_path))
+    # a new id that two records would share, or that a record keeping its id has, is not given
+    targets = Counter(record_ids.values())
+    unchanged = {row[0] for row in records} - set(record_ids)
+    record_ids = {old: new for old, new in record_ids.items() if targets[new] == 1 and new not in unchanged}
+    for item, record_id, image_id in con.execute(
+            "SELECT pool_item_id, record_id, image_id FROM pool_member WHERE pool_item_id IS NOT NULL").fetchall():
+        if record_id in record_ids and item == entity_id("pool_item", digest_of([record_id, image_id])):
+            renames[item] = entity_id("pool_item", digest_of([record_ids[record_id], image_id]))
+    return {**renames, **record_ids}
+
+
+def _renamed_url(url: str | None, name: Callable[[str], str]) -> str | None:
+    """A ``file://`` source URL (a local file without a public URL) as the reference its new name gives."""
+    if not url or not url.startswith("file://"):
+        return url
+    path = url2pathname(urlsplit(url).path)
+    new = name(path)
+    return url if new == path else file_reference(new)

@@ -2,15 +2,17 @@
 
 The pool then fetches, filters and de-duplicates them like any other source, so a Reddit photo
 carries the same provenance (fetch attempts, hashes, duplicate evidence) as every pool image,
-plus the post it illustrates.
+plus the post it illustrates. An image found in a local folder (``local_images``, a ``url_rewrite`` mirror
+folder) is named relative to the warehouse's root, like every local file the pool records.
 """
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from assets.image_pool.store import SourceRow, write_source_records
+from assets.image_pool.store import REKEY_SCOPE, SourceRow, location_renames, write_source_records
 from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.photocritique.logic.image_links import locate, resolve_images
 from assets.photocritique.logic.reddit_records import Post
@@ -19,6 +21,7 @@ from assets.photocritique.store import replace_post_images
 from assets.photocritique.settings import PhotocritiqueSettings
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
+from warehouse.db import Warehouse
 from warehouse.ids import canonical_json, digest_of, entity_id
 from warehouse.lineage import ActivityLog
 
@@ -61,13 +64,14 @@ def reddit_post_images(
     local = photocritique.local_images
     params = {
         "gallery_items": photocritique.gallery_items,
-        "local_images": local.model_dump() if local else None,
-        "url_rewrite": photocritique.url_rewrite,
+        "local_images": {**local.model_dump(), "path": wh.name_of(local.path)} if local else None,
+        "url_rewrite": {prefix: _named(wh, target) for prefix, target in photocritique.url_rewrite.items()},
         "image_license": photocritique.image_license,
         "image_redistribution": photocritique.image_redistribution,
     }
     rule_digest = digest_of(params)
     with recorded_step(context, wh, params) as step:
+        step.rekey(REKEY_SCOPE, location_renames)  # the pool's rows of before migration 0015, before any is added
         pages = wh.pages(
             "SELECT p.post_id, p.entity_id, p.record FROM reddit_post p JOIN reddit_candidate c USING (post_id)"
             " LEFT JOIN reddit_image_resolution r USING (post_id)"
@@ -78,7 +82,7 @@ def reddit_post_images(
         )
         posts = (Item(candidate_entity(post_id), post_id, digest_of([post_entity, rule_digest]), (post_entity, record))
                  for page in pages for post_id, post_entity, record in page)
-        run_items(step, IMAGE_STAGE, posts, lambda item: resolve_post(item, photocritique, rule_digest), _write_images,
+        run_items(step, IMAGE_STAGE, posts, lambda item: resolve_post(item, photocritique, rule_digest, wh), _write_images,
                   batch_size=photocritique.batch_size)
         candidates = wh.scalar("SELECT count(*) FROM reddit_post_image WHERE activity_id = ?", [step.activity_id])
         if candidates:
@@ -93,17 +97,22 @@ class _Resolved:
     rows: list[SourceRow]
 
 
-def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str) -> Kept:
+def _named(wh: Warehouse, locator: str) -> str:
+    """A local file or folder (``locate`` gives absolute paths) by its name in the warehouse; a URL as it is."""
+    return wh.name_of(locator) if Path(locator).is_absolute() else locator
+
+
+def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str, wh: Warehouse) -> Kept:
     """One post's image candidates as pool records, or why it has none (a decision of the next stage, so kept
-    here with its problem)."""
+    here with its problem); local files are named by ``wh``."""
     post_entity, record = item.payload
     post = Post.from_row(json.loads(record))
     local = settings.local_images
     resolution = resolve_images(post, settings.gallery_items)
     rows, images = [], []
     for candidate in resolution.candidates:
-        locator = locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
-                         local.pattern if local else "{post_id}*", settings.url_rewrite)
+        locator = _named(wh, locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
+                                    local.pattern if local else "{post_id}*", settings.url_rewrite))
         row = image_source_row(post, candidate.url, candidate.method, candidate.position, locator, settings)
         rows.append(row)
         images.append({"post_id": post.post_id, "position": candidate.position, "url": candidate.url,

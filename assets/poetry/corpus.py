@@ -1,7 +1,8 @@
 """The poem corpus (TangPoetryBench section 3) into the warehouse; parsing lives in assets/poetry/logic/poems.py.
 
 Each corpus file is read once per content hash, record by record through the item loop: every record becomes a
-``poem`` or a rejection that keeps its locator (``file#row=N`` / ``file#record=N``) and reason, and an unexpected
+``poem`` or a rejection that keeps its locator (``file#row=N`` / ``file#record=N``, the file by its name relative to
+the warehouse's root) and reason, and an unexpected
 error on one record is that record's ``internal_error`` while the others are read. A poem whose text changes
 under the same corpus id is replaced, and its new content is a new entity. A file that cannot be read at all is
 kept as a rejected ``poem_source`` and the other files are still read; the step warns and goes on.
@@ -12,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
@@ -22,8 +24,10 @@ from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
+from warehouse.rekey import located_renames, renamed_path
 
 POEM_STAGE = "poem_corpus"
+REKEY_SCOPE = "poetry"
 
 
 @asset(
@@ -33,7 +37,8 @@ POEM_STAGE = "poem_corpus"
 )
 def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, poetry: PoetrySettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    with recorded_step(context, wh, {"corpus": poetry.corpus}) as step:
+    with recorded_step(context, wh, {"corpus": [wh.name_of(path) for path in poetry.corpus]}) as step:
+        step.rekey(REKEY_SCOPE, _location_renames)  # a warehouse written before migration 0015, once
         for path in map(Path, poetry.corpus):
             if not path.is_file():
                 raise Failure(description=f"poem corpus file not found: {path}")
@@ -57,8 +62,9 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
 
 def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> None:
     source = entity_id("poem_source", sha)
+    name = step.name_of(path)
     with step.batch() as log:
-        log.entities([Entity(source, "poem_source", sha, {"path": str(path)})])
+        log.entities([Entity(source, "poem_source", sha, {"path": name})])
         log.used([source], "poem_source")
     seen: dict[str, str] = {}
     from_csv = path.suffix.lower() == ".csv"
@@ -86,9 +92,10 @@ def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> No
             {"locator": r.locator, "file_sha256": sha, "poem_id": None, "reason_code": r.reason_code, "detail": r.detail,
              "activity_id": log.activity_id} for _, r in rejected])
 
-    # Locators name the file's full path, so two corpora with one file name never overwrite each other's rows.
+    # Locators name the file by its name from the root, so two corpora with one file name never overwrite each
+    # other's rows, and a copy of the project elsewhere gives the same record ids.
     items = (Item(_record_id(locator), locator, digest_of([locator, _content(raw)]), raw)
-             for locator, raw in ((f"{path}#{loc.split('#', 1)[-1]}", raw) for loc, raw in records))
+             for locator, raw in ((f"{name}#{loc.split('#', 1)[-1]}", raw) for loc, raw in records))
     run_items(step, POEM_STAGE, items, parse, write, batch_size=batch_size)
     with step.batch() as log:
         step.remember_read(log, path, sha)
@@ -96,6 +103,14 @@ def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> No
 
 def _record_id(locator: str) -> str:
     return entity_id("poem_record", sha256_hex(locator.encode()))
+
+
+def _location_renames(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, str]:
+    """What this asset's rows written before migration 0015 become (``Step.rekey``): corpus files by their names,
+    and the record ids derived from the locators."""
+    locators = [row[0] for row in con.execute("SELECT locator FROM poem_source_read UNION SELECT locator FROM poem").fetchall()]
+    files = [row[0] for row in con.execute("SELECT attributes->>'path' FROM entity WHERE kind = 'poem_source'").fetchall()]
+    return {**{path: renamed_path(path, root) for path in files if path}, **located_renames(locators, root, _record_id)}
 
 
 def _content(raw: Any) -> Any:

@@ -135,22 +135,31 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
 
 
 @asset(
-    code_version="1",
+    code_version="2",
     deps=[poem_benchmark_statistics],
-    description="poem_images.jsonl (one record per illustration: poem, generator or stand-in, image, rubric scores,"
-    " quality, recognizability, text label, provenance) and poem_model_table.csv (the per-model table).",
+    description="poem_images.{jsonl,parquet} (one record per illustration: poem, generator or stand-in, image, rubric"
+    " scores, quality, recognizability, text label, provenance), poem_rater_annotations.{jsonl,parquet} (one record"
+    " per pseudonymous rater, illustration and survey item, with the quality-control outcome) and poem_model_table.csv"
+    " (the per-model table). A file with no rows is not written.",
 )
 def poetry_benchmark_export(context: AssetExecutionContext, warehouse: WarehouseResource, poetry: PoetrySettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     out = Path(poetry.export_dir)
+    images = "SELECT * FROM poem_image_records ORDER BY id"
+    annotations = "SELECT * FROM poem_rater_annotations ORDER BY rater_id, item_id, item"
+    responses = "SELECT response_id FROM poem_survey_response ORDER BY 1"
     files = [
-        ExportFile(out / "poem_images.jsonl", "SELECT * FROM poem_image_records ORDER BY id", "json"),
+        ExportFile(out / "poem_images.jsonl", images, "json"),
+        ExportFile(out / "poem_images.parquet", images, "parquet"),
+        ExportFile(out / "poem_rater_annotations.jsonl", annotations, "json", responses),
+        ExportFile(out / "poem_rater_annotations.parquet", annotations, "parquet", responses),
         ExportFile(out / "poem_model_table.csv", "SELECT * FROM poem_model_table ORDER BY quality DESC, generator", "csv",
                    "SELECT entity_id FROM poem_illustration ORDER BY 1"),
     ]
     contents = Contents("SELECT entity_id FROM poem_illustration ORDER BY 1", role="illustration",
-                        fingerprint_query="SELECT count(*), sum(hash(item_id, dimensions, quality, recognizability))"
-                        " FROM poem_image_score")
+                        fingerprint_query="SELECT count(*), sum(hash(item_id, dimensions, quality, recognizability)),"
+                        " (SELECT sum(hash(rater_id, item_id, item, answer, image_sha256, passed_qc, qc_reason, rater_passed_qc))"
+                        " FROM poem_rater_annotations) FROM poem_image_score")
     with recorded_step(context, wh, {"export_dir": str(out)}) as step:
         publish(step, "poetry_benchmark", files, contents)
     return MaterializeResult(metadata=step.summary())

@@ -1,10 +1,12 @@
 """Configuration of the poem-illustration benchmark (TangPoetryBench-style), section ``poetry`` of the config file."""
 
+import os
 from typing import Optional
 
-from dagster import Config, ConfigurableResource
+from dagster import Config, ConfigurableResource, Failure
 from pydantic import Field
 
+from assets.poetry.logic.raters import RaterPseudonyms
 from resources.config_paths import ConfigPath
 
 
@@ -38,6 +40,10 @@ class PoetrySettings(ConfigurableResource):
     generated_redistribution: str = Field(default="unknown", description="allowed | restricted | unknown")
     survey_dir: ConfigPath = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
     surveys: list[ConfigPath] = Field(default_factory=list, description="Survey export CSVs (one row per annotator and item)")
+    rater_salt_env: str = Field(default="AESFORGE_SURVEY_SALT", description="Environment variable holding the secret salt"
+                                " that turns survey rater ids into pseudonyms (preferred over rater_salt)")
+    rater_salt: Optional[str] = Field(default=None, description="The salt given in the config file instead (demo only;"
+                                      " never stored in the warehouse)")
     adjudication: list[ConfigPath] = Field(default_factory=list, description="Text-integrity adjudication sheets (CSV)")
     qc: SurveyQcConfig = Field(default_factory=SurveyQcConfig)
     bootstrap_resamples: int = Field(default=10_000, description="Bootstrap resamples of the model ranking")
@@ -46,6 +52,14 @@ class PoetrySettings(ConfigurableResource):
     judge_max_concurrency: int = Field(default=4, description="Images judged at once (model requests in flight)")
     batch_size: int = Field(default=64, description="Items per committed batch")
     export_dir: ConfigPath = Field(default="data/exports/poetry", description="Where the benchmark files are written")
+
+    def rater_pseudonyms(self) -> RaterPseudonyms:
+        """Survey rater ids are stored only as keyed hashes: no salt, no survey."""
+        salt = os.environ.get(self.rater_salt_env) or self.rater_salt
+        if not salt:
+            raise Failure(description=f"no survey rater salt: set the environment variable {self.rater_salt_env}"
+                          " (or poetry.rater_salt); rater ids are only ever stored as keyed hashes")
+        return RaterPseudonyms(salt)
 
 
 CONFIG_SECTIONS = {"poetry": ("poetry", PoetrySettings)}

@@ -6,12 +6,13 @@ quality control). A malformed survey row never costs the good rows: they are sto
 not UTF-8 is ``bad_encoding``) keeps its reason in ``poem_survey_bad_row`` and ``rejection``, and the step's
 metadata and a warning name every bad row so it gets fixed. Each export is read as one item of the item loop,
 then each of its rows is one item: an unexpected error reading an export, or checking one row, is that export's or
-that row's ``internal_error`` and the others still count.
+that row's ``internal_error`` and the others still count. Annotator ids are replaced by their pseudonyms (a keyed
+hash, assets/poetry/logic/raters.py) as each row is checked, before anything is stored or quality-controlled.
 """
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +36,7 @@ from assets.poetry.logic.survey_rows import (
 from assets.core.logic.sheets import read_sheet_file
 from assets.core.logic.textfiles import BAD_ENCODING
 from assets.poetry.illustrations import poem_illustrations
+from assets.poetry.logic.raters import RaterPseudonyms
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import (
     clear_survey,
@@ -113,7 +115,7 @@ _ITEM_SHEET_QUERY = (
 
 
 @asset(
-    code_version="1",
+    code_version="2",
     deps=[recognizability_items],
     description="Survey exports (phase 1 + the ten rubric dimensions per annotator and image) read back; quality"
     " control excludes responses and annotators with a recorded reason; malformed rows are kept with theirs.",
@@ -128,13 +130,16 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             if not path.is_file():
                 raise Failure(description=f"survey export not found: {path}")
             files.append((path, sha256_file(path)))
+        raters = _rater_pseudonyms(step, poetry) if files else None
         with step.batch() as log:
             answer_key = dict(log.con.execute("SELECT item_id, correct_letter FROM poem_phase1_item").fetchall())
             shown = log.con.execute("SELECT item_id, entity_id, image_sha256 FROM poem_illustration").fetchall()
             last = step.last_inputs(log.con)
         illustrations = {item: entity for item, entity, _ in shown}
         current_images = {item: sha for item, _, sha in shown}
-        inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), sorted(current_images.items()), qc_json])
+        # the pseudonyms' key fingerprint: a warehouse whose responses were stored under other names reads them again
+        inputs = digest_of([[(str(p), s) for p, s in files], sorted(answer_key.items()), sorted(current_images.items()), qc_json,
+                            raters.salt_fingerprint() if raters else None])
         if last == inputs:
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
             _note_bad_rows(step, wh)
@@ -162,7 +167,8 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             if r.line is not None:
                 checked = survey_row(r.line.row, r.line.cells, answer_key, r.has_group, r.has_image, r.line.earlier_row)
                 if isinstance(checked, SurveyResponse) and not found:
-                    return Kept(checked, count="responses")
+                    assert raters is not None  # rows come from files, and files need the pseudonyms
+                    return Kept(replace(checked, annotator_id=raters.of(checked.annotator_id)), count="responses")
                 found = [*([] if isinstance(checked, SurveyResponse) else checked), *found]
             return Rejected(found[0][0], f"{Path(r.path).name} row {r.number}: "
                             + "; ".join(f"{detail} [{code}]" for code, detail in found), value=found)
@@ -236,6 +242,17 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
             step.counts[f"excluded_{e.level}:{e.reason_code}"] += 1
         _note_bad_rows(step, wh)
     return MaterializeResult(metadata=step.summary())
+
+
+def _rater_pseudonyms(step: Step, poetry: PoetrySettings) -> RaterPseudonyms:
+    """The configured pseudonyms; a key other than the one this warehouse's raters were named with stops the run
+    (every published rater would get a new name, and a rater's old and new rows would no longer meet)."""
+    raters = poetry.rater_pseudonyms()
+    fingerprint = raters.salt_fingerprint()
+    if step.settings_fingerprint("survey_rater_salt", fingerprint) != fingerprint:
+        raise Failure(description="the survey rater salt differs from the one this warehouse was built with; rater"
+                      " pseudonyms would change. Restore the salt or use a new warehouse.")
+    return raters
 
 
 @dataclass(frozen=True)

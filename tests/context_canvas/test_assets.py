@@ -27,7 +27,8 @@ from pipelines.definitions import build_definitions
 from sample.context_fixture import write_context_sample
 from sample.make_corpus import build_corpus
 from tests.support.critique_harness import failures, materialize
-from tests.support.pool_harness import run_pool, step_summaries, write_config
+from resources.blob_store import LocalBlobStore, ref_sha256
+from tests.support.pool_harness import run_pool, step_summaries, warehouse_for, write_config
 from tests.support.model_servers import OPENAI, ModelApiServer, wire_images, wire_schema, wire_system, wire_user_text
 from warehouse.db import Warehouse
 
@@ -43,9 +44,9 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def blob_path(uri: str) -> Path:
-    assert uri.startswith("file://"), uri
-    return Path(uri[len("file://"):])
+def blob_path(config: Path, ref: str) -> Path:
+    """The file of a blob reference in the config's local blob store."""
+    return LocalBlobStore(Path(load_config(config)["blob_store"]["root"])).path(ref_sha256(ref))
 
 
 @dataclass
@@ -103,7 +104,7 @@ def chain(sample, tmp_path_factory) -> Chain:
     assert run_pool(config).success
     first = materialize(config, *CONTEXT_ASSETS)
     assert first.success, failures(first)
-    wh = Warehouse(root / "warehouse.duckdb")
+    wh = warehouse_for(config)
     calls = wh.scalar("SELECT count(*) FROM model_call")
     out = root / "data" / "exports" / "context_canvas"
     stamps = {p.name: p.stat().st_mtime_ns for p in out.glob("*.jsonl")}
@@ -125,12 +126,12 @@ def test_cases_are_stored_with_images_linked_to_the_pool_items_holding_their_byt
     kept_by_bytes: dict[str, set] = {}
     for locator, pool_item in records.itertuples(index=False):
         if pool_item:
-            kept_by_bytes.setdefault(sha256_of(Path(locator)), set()).add(pool_item)
+            kept_by_bytes.setdefault(sha256_of(wh.path_of(locator)), set()).add(pool_item)
     for row in images.itertuples(index=False):
         case = sample.cases[row.case_id]
         assert row.reference == case["images"][row.position]
         on_disk = sample.context / row.reference
-        assert row.image_sha256 == sha256_of(on_disk) == sha256_of(blob_path(row.image_uri))  # the bytes are stored
+        assert row.image_sha256 == sha256_of(on_disk) == sha256_of(blob_path(chain.config, row.image_uri))  # stored
         assert json.loads(row.rights) == case["rights"][row.position]
         if row.pool_item_id is None:
             assert row.image_sha256 not in kept_by_bytes
@@ -158,7 +159,7 @@ def test_two_image_case_has_a_labelled_side_by_side_sheet(sample, chain):
     assert sheets["case_id"].tolist() == sample.summary["multi_image"] == ["ctx-s04"]
     row = sheets.iloc[0]
     assert list(row["labels"]) == ["Image 1", "Image 2"]
-    path = blob_path(row["uri"])
+    path = blob_path(chain.config, row["uri"])
     assert sha256_of(path) == row["sha256"]
     sheet = Image.open(path).convert("RGB")
     # Each image scaled to the 512 px panel height; a 16 px gap between; a label band of 56 px on top
@@ -209,7 +210,7 @@ def test_export_separates_model_input_from_the_answer_key_and_never_ships_the_pr
     ids = dict(wh.query("SELECT case_id, evaluation_id FROM context_case").itertuples(index=False))
     assert sorted(r["id"] for r in evals) == sorted(r["id"] for r in golds) == sorted(ids[c] for c in retained)
     by_id = {ids[c]: c for c in ids}
-    sheet_path = blob_path(wh.scalar("SELECT uri FROM context_contact_sheet"))
+    sheet_path = blob_path(chain.config, wh.scalar("SELECT uri FROM context_contact_sheet"))
     for record in evals:
         case = sample.cases[by_id[record["id"]]]
         assert set(record) == EVAL_KEYS
@@ -419,7 +420,7 @@ def test_an_unreadable_case_file_is_kept_as_rejected_and_the_other_files_are_rea
     assert wh.query("SELECT case_id FROM context_case")["case_id"].tolist() == ["c-01"]  # read after the broken one
     rejected = wh.query("SELECT e.kind, r.reason_code, e.attributes->>'path' AS path FROM rejection r"
                         " JOIN entity e USING (entity_id) WHERE r.stage = 'context_cases'")
-    assert rejected.values.tolist() == [["case_source", "malformed_case_file", str(folder / "broken.json")]]
+    assert rejected.values.tolist() == [["case_source", "malformed_case_file", "cases/broken.json"]]  # by its name
 
 
 def _write_cases_csv(path: Path, rows: list[list[str]]) -> None:

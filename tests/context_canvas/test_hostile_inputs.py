@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from assets.context_canvas.logic.case_records import CaseFileError, CaseRejection, ContextCase, case_from_record, read_cases
 from tests.support.critique_harness import failures, materialize
-from tests.support.pool_harness import step_summaries, write_config
+from tests.support.pool_harness import step_summaries, warehouse_for, write_config
 from tests.support.hostile.context import _record, write_case_cases, write_review_sheets
 from tests.support.hostile.records import KEPT, read_all_or_file_error
 from warehouse.db import Warehouse
@@ -25,12 +25,15 @@ def _snapshot(wh: Warehouse) -> dict[str, list]:
 
 
 def _outcomes(wh: Warehouse, case) -> list[str]:
+    """The case's outcomes; the warehouse names its file relative to the config's folder (``wh.name_of``)."""
     if case.locator is None:
         sha = hashlib.sha256(case.source.read_bytes()).hexdigest()
-        assert wh.scalar("SELECT count(*) FROM context_case_read WHERE starts_with(locator, ?)", [f"{case.source}#"]) == 0
+        assert wh.scalar("SELECT count(*) FROM context_case_read WHERE starts_with(locator, ?)",
+                         [f"{wh.name_of(case.source)}#"]) == 0
         return list(wh.query("SELECT reason_code FROM rejection WHERE stage = 'context_cases' AND entity_id = ?",
                              [f"case_source:{sha}"])["reason_code"]) or [KEPT]
-    reads = wh.query("SELECT case_id, reason_code FROM context_case_read WHERE locator = ?", [case.locator])
+    path, _, place = case.locator.partition("#")
+    reads = wh.query("SELECT case_id, reason_code FROM context_case_read WHERE locator = ?", [f"{wh.name_of(path)}#{place}"])
     return [code if isinstance(code, str) else KEPT for code in reads["reason_code"]]
 
 
@@ -42,7 +45,7 @@ def test_every_hostile_case_input_gets_one_outcome_and_a_rerun_adds_nothing(tmp_
                                                                 "returned_dir": str(returned)})
     first = materialize(config, "context_cases")
     assert first.success, failures(first)
-    wh = Warehouse(tmp_path / "run" / "warehouse.duckdb")
+    wh = warehouse_for(config)
     assert {c.name: _outcomes(wh, c) for c in files.cases} == {c.name: [c.expected] for c in files.cases}
     assert sorted(wh.query("SELECT case_id FROM context_case")["case_id"]) == files.kept_ids
     assert wh.scalar("SELECT count(*) FROM context_case_image") == len(files.kept_ids)

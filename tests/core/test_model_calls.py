@@ -271,3 +271,17 @@ def test_a_live_claimant_is_waited_for_until_its_lease_expires(store):
         alive.wait(timeout=30)
     assert outcome.status == VALID and len(provider.requests) == 1
     assert 0.9 <= waited < 5  # waited for the live owner, then took the lapsed lease over
+
+
+def test_call_ids_derive_from_the_request_so_two_warehouses_name_the_same_calls_alike(tmp_path):
+    """Not from the activity or the clock: the same requests, answered alike (a failure, then its retry in a later
+    run), get the same ids in another warehouse, under other runs."""
+    ids = []
+    for name, runs in (("a", ("r1", "r2")), ("b", ("other-1", "other-2"))):
+        wh = Warehouse(tmp_path / f"{name}.duckdb")
+        provider = WordCountProvider(fail=1)
+        failed = _caller(provider, _store(wh, runs[0])).call(_request(), parse_words)
+        retried = _caller(provider, _store(wh, runs[1])).call(_request(), parse_words)
+        assert failed.status == HTTP_ERROR and retried.status == VALID and failed.call_ids != retried.call_ids
+        ids.append((failed.call_ids, retried.call_ids, wh.query("SELECT call_id FROM model_call ORDER BY call_id")["call_id"].tolist()))
+    assert ids[0] == ids[1]

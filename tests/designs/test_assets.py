@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 from dagster import AssetKey, DagsterInstance
 from PIL import Image
 
@@ -14,7 +13,6 @@ from assets.designs.logic.design_model import Design
 from assets.designs.logic.perturb import OPERATIONS
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from sample.design_fixture import build_design_fixture
 from tests.support.pool_harness import write_config
 from tests.support.design_model import remote_design_labeller
 from tests.support.model_servers import MALFORMED_CONTENT, InjectedFailure, ModelApiServer, wire_user_text
@@ -22,12 +20,6 @@ from warehouse.db import Warehouse
 
 DESIGN_ASSETS = ["design_records", "perturbed_designs", "design_renders", "design_review_sheet", "design_labels", "design_splits",
                  "design_questions", "design_reasoning_paths", "aeseval_export"]
-
-
-@pytest.fixture(scope="module")
-def fixture_dir(tmp_path_factory) -> tuple[Path, dict]:
-    out = tmp_path_factory.mktemp("designs")
-    return out, build_design_fixture(out)
 
 
 def _run(config: Path, assets: list[str] = DESIGN_ASSETS):

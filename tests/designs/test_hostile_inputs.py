@@ -31,8 +31,9 @@ def _snapshot(wh: Warehouse) -> dict[str, list[tuple]]:
 
 
 def _outcomes(wh: Warehouse, folder, case) -> list[str]:
-    """Every outcome the warehouse holds for one case's file: a reason code per rejection row, or rendered."""
-    locator = f"{folder}/{case.file}"
+    """Every outcome the warehouse holds for one case's file: a reason code per rejection row, or rendered. The
+    warehouse names the folder relative to its root (the config's folder)."""
+    locator = f"{wh.name_of(folder)}/{case.file}"
     reads = wh.query("SELECT design_id, reason_code, detail FROM design_source_read WHERE locator = ?", [locator])
     rejected = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = ? AND entity_id = ?",
                         [RECORDS, record_entity_id(locator)])
@@ -93,10 +94,10 @@ def test_an_exception_in_one_records_function_is_that_records_internal_error(tmp
     first = _run(config, ["design_records"])
     assert first.success, [e.message for e in first.all_events if e.is_failure]
     wh = Warehouse(tmp_path / "cfg" / "warehouse.duckdb")
-    entity = record_entity_id(f"{folder}/bravo.json")
+    entity = record_entity_id("../designs/bravo.json")  # named from the config's folder
     code, detail = wh.query("SELECT reason_code, detail FROM rejection WHERE entity_id = ?", [entity]).iloc[0]
     assert code == "internal_error"
-    assert f"{folder}/bravo.json" in detail and "RuntimeError: layer cache went away" in detail and "flaky" in detail
+    assert "../designs/bravo.json" in detail and "RuntimeError: layer cache went away" in detail and "flaky" in detail
     assert sorted(wh.query("SELECT source_design_id FROM design")["source_design_id"]) == ["alpha", "charlie"]
     assert wh.scalar("SELECT count(*) FROM item_quarantine WHERE stage = 'design_records'") == 1
 

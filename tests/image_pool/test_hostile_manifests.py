@@ -3,9 +3,13 @@ good row around a bad one kept, and a second run that does no work and adds no r
 
 import hashlib
 import json
+import os
+from functools import partial
 
+from assets.image_pool.logic.sources import file_reference
 from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
 from tests.support.hostile.manifests import KEPT, write_folder_cases, write_manifest_cases
+from warehouse.ids import file_name
 
 
 def _source_rejections(wh) -> dict[str, tuple[str, str]]:
@@ -19,16 +23,20 @@ def _records(wh):
     return frame
 
 
-def _outcomes_of(case, records, rejections) -> list[str]:
-    """Every outcome the warehouse holds for one case: kept, or a reason code per rejection row."""
+def _outcomes_of(root, case, records, rejections) -> list[str]:
+    """Every outcome the warehouse holds for one case: kept, or a reason code per rejection row. The warehouse names
+    files relative to ``root`` (the config's folder); the cases know their absolute paths."""
+    source = file_name(case.source, root)
     if case.entry is not None:
-        mine = records[records.source_url == case.entry.as_uri()]
+        mine = records[records.source_url == file_reference(file_name(case.entry, root))]
     elif case.line is None:
         sha = hashlib.sha256(case.source.read_bytes()).hexdigest()
-        assert not (records.source_name == str(case.source)).any(), case  # a rejected manifest lists no record
+        assert not (records.source_name == source).any(), case  # a rejected manifest lists no record
         return [rejections[f"input_file:{sha}"][0]] if f"input_file:{sha}" in rejections else []
     else:
-        mine = records[(records.source_name == str(case.source)) & (records.locator == case.locator)]
+        # the case names a usable file by its absolute path; a URL or an unusable locator is kept as the row says
+        locator = file_name(case.locator, root) if os.path.isabs(case.locator) else case.locator
+        mine = records[(records.source_name == source) & (records.locator == locator)]
         if case.expected != KEPT:
             mine = mine[mine.line == case.line]
         else:  # a kept row and a later exact repeat share a locator; the repeat carries its line
@@ -38,7 +46,7 @@ def _outcomes_of(case, records, rejections) -> list[str]:
         code, detail = rejections.get(record.record_id, (KEPT, None))
         outcomes.append(code)
         if code != KEPT and case.line is not None:
-            assert detail.startswith(f"{case.source}: line {case.line}"), (case, detail)
+            assert detail.startswith(f"{source}: line {case.line}"), (case, detail)
     return outcomes
 
 
@@ -56,7 +64,9 @@ def test_every_hostile_source_gets_one_outcome_and_a_rerun_adds_nothing(tmp_path
     wh = warehouse_for(config)
     records, rejections = _records(wh), _source_rejections(wh)
     cases = manifests + folder_cases
-    got = {case.name: _outcomes_of(case, records, rejections) for case in cases}
+    outcomes_of = partial(_outcomes_of, config.parent)
+    got = {case.name: outcomes_of(case, records, rejections) for case in cases}
+    assert all(not locator.startswith(str(tmp_path)) for locator in records.locator)  # names, not this machine's paths
     assert got == {case.name: [case.expected] for case in cases}
     # nothing beyond the cases: one record per row or entry, one rejection per rejected case
     row_cases = [case for case in cases if case.line is not None or case.entry is not None]

@@ -154,9 +154,10 @@ def test_blob_store_on_s3(tmp_path, small_folder, s3_server):
     assert run_pool(config).success
     wh = warehouse_for(config)
     uris = wh.query("SELECT blob_uri FROM file_blob UNION ALL SELECT normalized_uri FROM image")["blob_uri"]
-    assert uris.str.startswith(f"s3://{bucket}/pool/").all()
+    assert uris.str.startswith("blob:").all()  # the same store-relative references as a local store's
     listed = boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name=s3_server.region_name).list_objects_v2(Bucket=bucket)
-    assert {o["Key"] for o in listed["Contents"]} == {u.removeprefix(f"s3://{bucket}/") for u in uris}
+    assert {o["Key"] for o in listed["Contents"]} == {f"pool/{u[5:7]}/{u[5:]}" for u in uris}
+    assert wh.blob_root is None  # the views have no local folder to show an S3 blob in
     assert not (tmp_path / "cfg" / "blobs").exists()
 
 

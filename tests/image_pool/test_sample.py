@@ -45,7 +45,7 @@ def sample_runs(tmp_path_factory) -> SampleRuns:
 
 
 def _record_ids(runs: SampleRuns, relative: str) -> list[str]:
-    locator = str((runs.corpus / relative).resolve())
+    locator = runs.wh.name_of(runs.corpus / relative)  # as the warehouse names it: relative to the config's folder
     return runs.wh.query("SELECT record_id FROM source_record WHERE locator = ?", [locator])["record_id"].tolist()
 
 
@@ -71,7 +71,8 @@ def test_every_planted_duplicate_is_dropped_with_cluster_method_and_distance(sam
 
 def test_every_bad_file_is_rejected_with_its_reason_and_nothing_is_lost(sample_runs):
     exclusions = sample_runs.wh.query("SELECT locator, stage, reason_code FROM pool_exclusions WHERE stage <> 'dedup'")
-    got = {Path(row.locator).relative_to(sample_runs.corpus.resolve()).as_posix(): row.reason_code for row in exclusions.itertuples()}
+    got = {sample_runs.wh.path_of(row.locator).relative_to(sample_runs.corpus.resolve()).as_posix(): row.reason_code
+           for row in exclusions.itertuples()}
     want = {item["locator"]: item["kind"] for item in sample_runs.expected["rejections"]}
     assert got == want  # a latin-1 row is known by its line (additions.csv#line=3), the rest by their file
     assert {"bad_encoding", "duplicate_id", "too_small"} <= set(want.values())

@@ -172,11 +172,11 @@ def test_an_exception_on_one_manifest_row_is_that_rows_internal_error_and_is_not
     manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
     real, tried = collection._manifest_outcome, []
 
-    def exploding(item):
+    def exploding(root, item):
         tried.append(item.payload.line)
         if "boom" in str(item.payload.fields):
             raise ValueError("injected for the test")
-        return real(item)
+        return real(root, item)
 
     monkeypatch.setattr(collection, "_manifest_outcome", exploding)
     config = write_config(tmp_path / "cfg", {"manifests": [str(manifest)]})
@@ -189,7 +189,7 @@ def test_an_exception_on_one_manifest_row_is_that_rows_internal_error_and_is_not
 
     assert run() == {"records": 2, "rejected:internal_error": 1}
     [(entity, detail)] = wh.query("SELECT entity_id, detail FROM rejection WHERE reason_code = 'internal_error'").values.tolist()
-    assert entity.startswith("source_row:") and detail.startswith(f"{manifest}#line=3: ValueError: injected for the test")
+    assert entity.startswith("source_row:") and detail.startswith("../m.csv#line=3: ValueError: injected for the test")
     assert "exploding" in detail and "traceback" in detail
     kept = wh.query("SELECT locator FROM source_record ORDER BY locator")["locator"].tolist()
     assert [Path(p).name for p in kept] == ["a.png", "c.png"]

@@ -164,7 +164,7 @@ def test_every_free_form_dict_field_is_declared_deliberately():
 def test_sections_are_found_in_resources_and_each_pipelines_settings():
     assert set(SECTIONS) == {
         "warehouse", "blob_store", "fetch", "clip", "reddit_archive_api", "reddit_api", "models", "image_editor",
-        "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas",
+        "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas", "releases",
     }
 
 
@@ -239,3 +239,16 @@ def test_the_dagster_code_location_raises_the_same_one_line_config_error(tmp_pat
     probe = "from pipelines.config import ConfigError\ntry:\n    import pipelines.definitions\nexcept ConfigError as exc:\n    print(exc)"
     loaded = _cli(sys.executable, "-c", probe, AESFORGE_CONFIG=str(bad))
     assert loaded.stdout.splitlines() == [f"{bad}:2:3: clip: unknown key 'pretrianed'; did you mean 'pretrained'?"]
+
+
+def test_the_warehouse_names_files_from_the_config_s_folder_and_shows_blobs_from_blob_store_root(tmp_path):
+    path = tmp_path / "config" / "aesforge.yaml"
+    path.parent.mkdir()
+    path.write_text("blob_store:\n  root: ../blobs\n", encoding="utf-8")
+    warehouse = build_resources(load_config(path))["warehouse"].get_warehouse()
+    assert (warehouse.root, warehouse.blob_root) == (path.parent.resolve(), (tmp_path / "blobs").resolve())
+    path.write_text("warehouse:\n  project_root: ..\nblob_store:\n  s3_bucket: b\n", encoding="utf-8")
+    warehouse = build_resources(load_config(path))["warehouse"].get_warehouse()
+    assert (warehouse.root, warehouse.blob_root) == (tmp_path.resolve(), None)  # an S3 store has no folder to show
+    assert _error(tmp_path, "warehouse:\n  blob_root: x\n").endswith(
+        "2:3: warehouse.blob_root: it is blob_store.root, set that instead")

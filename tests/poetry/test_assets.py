@@ -18,16 +18,20 @@ import io
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
 from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
 from assets.poetry.logic.poems import illustration_template
+from assets.poetry.logic.raters import RaterPseudonyms
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from sample.make_corpus import build_corpus
 from sample.poem_fixture import write_poem_sample
+from tests.designs.typed_exports import assert_typed_exports
 from tests.support.model_servers import (
     NO_IMAGE,
     OPENAI_GENERATIONS,
@@ -42,13 +46,15 @@ from tests.support.model_servers import (
 from warehouse.db import Warehouse
 
 CHAIN = ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses", "poem_text_integrity",
-         "poem_scores", "poem_benchmark_statistics", "poem_judge_scores"]
+         "poem_scores", "poem_benchmark_statistics", "poem_judge_scores", "poetry_benchmark_export"]
 GENERATORS = ("stand-in-1", "stand-in-2", "stand-in-3")
 TEMPLATE = f"{illustration_template().id}@{illustration_template().version}"
 OPENAI_KEY = "sk-loopback-poem-openai-never-stored"
 GEMINI_KEY = "loopback-poem-gemini-never-stored"
 OPENAI_MODEL = "loop-image-1"
 GEMINI_MODEL = "loop-gemini-image"
+RATER_SALT = "loopback-survey-salt-never-stored"
+RATERS = RaterPseudonyms(RATER_SALT)
 
 
 # --- harness ------------------------------------------------------------------------------------------------
@@ -56,7 +62,7 @@ GEMINI_MODEL = "loop-gemini-image"
 
 def _write_config(folder: Path, poetry: dict, **sections) -> Path:
     config = {"warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
-              "poetry": {"survey_dir": "survey", "export_dir": "exports", **poetry},
+              "poetry": {"survey_dir": "survey", "export_dir": "exports", "rater_salt": RATER_SALT, **poetry},
               "ocr": {"threads": 1}, **sections}
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "aesforge.yaml"
@@ -146,13 +152,13 @@ def test_quality_control_excludes_the_planted_cases(demo, sample):
     rows = _survey_rows(sample["survey"])
     assert wh.scalar("SELECT count(*) FROM poem_survey_response") == len(rows) == 64
     annotators = dict(_rows(wh, "SELECT subject, reason_code FROM poem_survey_exclusion WHERE level = 'annotator'"))
-    assert annotators == {"c05": "constant_answers", "c06": "low_phase1_accuracy"}
+    assert annotators == {RATERS.of("c05"): "constant_answers", RATERS.of("c06"): "low_phase1_accuracy"}
     assert cases["constant_answers"] == ["c05"] and cases["low_phase1_accuracy"] == ["c06"]
     own = _rows(wh, "SELECT r.annotator_id, r.item_id, e.reason_code FROM poem_survey_exclusion e JOIN poem_survey_response r"
                     " ON e.subject = r.response_id WHERE e.level = 'response' AND e.reason_code <> 'annotator_excluded'")
     (fast,), (inconsistent,) = cases["too_fast"], cases["holistic_inconsistent"]
-    assert own == sorted([(fast["annotator_id"], fast["item_id"], "too_fast"),
-                          (inconsistent["annotator_id"], inconsistent["item_id"], "holistic_inconsistent")], key=repr)
+    assert own == sorted([(RATERS.of(fast["annotator_id"]), fast["item_id"], "too_fast"),
+                          (RATERS.of(inconsistent["annotator_id"]), inconsistent["item_id"], "holistic_inconsistent")], key=repr)
     by_annotator = wh.scalar("SELECT count(*) FROM poem_survey_exclusion WHERE reason_code = 'annotator_excluded'")
     assert by_annotator == sum(r["annotator_id"] in ("c05", "c06") for r in rows) == 16
     assert wh.scalar("SELECT count(*) FROM poem_survey_response WHERE kept") == 64 - 16 - 2 == 46
@@ -221,6 +227,64 @@ def test_scores_match_the_survey_letters(demo, sample):
         assert quality == pytest.approx(expected["quality"], abs=1e-12), item_id
         assert recognizability == pytest.approx(expected["recognizability"], abs=1e-12), item_id
         assert n_raters == expected["n_raters"], item_id
+
+
+def _records(wh: Warehouse, sql: str) -> list[dict]:
+    with wh.transaction() as con:
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def test_rater_annotations_are_pseudonymous_and_hold_every_answer_with_its_qc_outcome(demo, sample):
+    wh = demo["wh"]
+    rows = _survey_rows(sample["survey"])
+    key = sample["summary"]["answer_key"]
+    cases = sample["summary"]["qc_cases"]
+    annotations = _records(wh, "SELECT * FROM poem_rater_annotations")
+    assert len(annotations) == len(rows) * (1 + len(DIMENSION_KEYS)) == 704
+    by_key = {(a["rater_id"], a["item_id"], a["item"]): a for a in annotations}
+    assert len(by_key) == len(annotations)  # (rater_id, item_id, item) is the key
+    # No survey id is stored anywhere a rater is named: only its keyed hash.
+    raw = {r["annotator_id"] for r in rows}
+    assert {a["rater_id"] for a in annotations} == {RATERS.of(name) for name in raw}
+    assert wh.scalar("SELECT count(*) FROM poem_survey_response WHERE annotator_id IN (SELECT unnest(?))", [sorted(raw)]) == 0
+    assert wh.scalar("SELECT count(*) FROM entity WHERE kind = 'survey_response' AND attributes->>'annotator' IN"
+                     " (SELECT unnest(?))", [sorted(raw)]) == 0
+    assert wh.scalar("SELECT count(*) FROM poem_survey_exclusion WHERE subject IN (SELECT unnest(?))", [sorted(raw)]) == 0
+    images = dict(_rows(wh, "SELECT item_id, image_sha256 FROM poem_illustration"))
+    dropped = {(c["annotator_id"], c["item_id"]): reason for reason in ("too_fast", "holistic_inconsistent")
+               for c in cases[reason]}
+    bad_raters = {*cases["constant_answers"], *cases["low_phase1_accuracy"]}
+    for row in rows:
+        rater, item = RATERS.of(row["annotator_id"]), row["item_id"]
+        reason = "annotator_excluded" if row["annotator_id"] in bad_raters else dropped.get((row["annotator_id"], item))
+        choice = by_key[(rater, item, "poem_choice")]
+        assert (choice["phase"], choice["answer"], choice["correct"]) == ("recognizability", row["phase1_choice"],
+                                                                          row["phase1_choice"] == key[item])
+        for dim in DIMENSION_KEYS:
+            answer = by_key[(rater, item, dim)]
+            assert (answer["phase"], answer["answer"], answer["correct"]) == ("rubric", row[dim], None)
+        for answer in (by_key[(rater, item, k)] for k in ("poem_choice", *DIMENSION_KEYS)):
+            assert answer["image_sha256"] == images[item] and answer["poem_id"] == item.split("@")[0]
+            assert answer["rater_group"] == row["annotator_group"]
+            assert (answer["passed_qc"], answer["qc_reason"]) == (reason is None, reason)
+            assert answer["rater_passed_qc"] == (row["annotator_id"] not in bad_raters)
+    # The published per-image means are the means of the annotations that passed quality control.
+    for item_id, recognizability, n_raters in _rows(wh, "SELECT item_id, recognizability, n_raters FROM poem_image_score"):
+        passed = [a for a in annotations if a["item_id"] == item_id and a["item"] == "poem_choice" and a["passed_qc"]]
+        assert len(passed) == n_raters and sum(a["correct"] for a in passed) / n_raters == pytest.approx(recognizability)
+
+
+def test_the_benchmark_files_have_one_declared_type_per_column(demo):
+    out = demo["folder"] / "exports"
+    assert_typed_exports(out, ["poem_images", "poem_rater_annotations"])
+    images = pq.read_table(out / "poem_images.parquet").schema
+    # stand-ins have no model: the generator columns are null in every row, and still typed as text
+    assert all(images.field(c).type == pa.string() for c in ("provider", "model", "provider_model", "prompt_template"))
+    assert [f.name for f in images.field("dimensions").type] == sorted(DIMENSION_KEYS)
+    assert [f.name for f in images.field("n_ratings").type] == sorted(DIMENSION_KEYS)
+    assert (out / "poem_model_table.csv").is_file()
 
 
 def test_model_table_and_rank_frequencies(demo):
@@ -459,6 +523,29 @@ def test_a_regenerated_image_is_judged_again(tmp_path, monkeypatch):
 # --- 3. malformed survey rows --------------------------------------------------------------------------------
 
 
+SURVEY_CHAIN = ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses"]
+
+
+def test_a_survey_needs_a_salt_and_keeps_the_one_its_raters_were_named_with(tmp_path, sample, monkeypatch):
+    poetry = {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]), "surveys": [str(sample["survey"])],
+              "rater_salt": None, "rater_salt_env": "LOOP_SURVEY_SALT"}
+    config = _write_config(tmp_path, poetry)
+    monkeypatch.delenv("LOOP_SURVEY_SALT", raising=False)
+    result = _run(config, SURVEY_CHAIN)
+    assert not result.success and "no survey rater salt" in _failures(result)
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert wh.scalar("SELECT count(*) FROM poem_survey_response") == 0  # nothing stored under raw ids
+    monkeypatch.setenv("LOOP_SURVEY_SALT", "first-salt")
+    _ok(_run(config, SURVEY_CHAIN))
+    named = set(wh.query("SELECT annotator_id FROM poem_survey_response")["annotator_id"])
+    assert named == {RaterPseudonyms("first-salt").of(r["annotator_id"]) for r in _survey_rows(sample["survey"])}
+    assert "first-salt" not in json.dumps(wh.query("SELECT parameters FROM activity")["parameters"].tolist())
+    monkeypatch.setenv("LOOP_SURVEY_SALT", "another-salt")
+    result = _run(config, ["poem_survey_responses"])
+    assert not result.success and "salt differs" in _failures(result)
+    assert set(wh.query("SELECT annotator_id FROM poem_survey_response")["annotator_id"]) == named
+
+
 def test_malformed_survey_rows_are_named_and_the_rest_kept(tmp_path, sample):
     original = sample["survey"].read_text(encoding="utf-8")
     rows = _survey_rows(sample["survey"])
@@ -481,7 +568,7 @@ def test_malformed_survey_rows_are_named_and_the_rest_kept(tmp_path, sample):
     assert "safety 'z'" in message and "tang-999@stand-in-1" in message
     wh = Warehouse(tmp_path / "warehouse.duckdb")
     stored = set(_rows(wh, "SELECT annotator_id, item_id FROM poem_survey_response"))
-    good = {(r["annotator_id"], r["item_id"]) for i, r in enumerate(rows) if i not in (3, 7)}
+    good = {(RATERS.of(r["annotator_id"]), r["item_id"]) for i, r in enumerate(rows) if i not in (3, 7)}
     assert stored == good and len(stored) == 62
     assert _rows(wh, "SELECT row_number, reason_code FROM poem_survey_bad_row") == [(5, "invalid_option"), (9, "unknown_item")]
     bad = _rows(wh, "SELECT reason_code, detail FROM rejection WHERE stage = 'poem_survey'"
@@ -561,7 +648,7 @@ def test_an_unreadable_corpus_file_is_kept_as_rejected_and_the_other_files_are_r
     assert _rows(wh, "SELECT poem_id FROM poem") == [("tang-202",)]
     rejected = _rows(wh, "SELECT e.kind, e.attributes->>'path' FROM rejection r JOIN entity e USING (entity_id)"
                          " WHERE r.stage = 'poem_corpus'")
-    assert rejected == [("poem_source", str(headless))]
+    assert rejected == [("poem_source", "headless.csv")]  # named relative to the config's folder
 
 
 def test_malformed_poem_records_keep_locator_and_reason(tmp_path):
@@ -589,4 +676,4 @@ def test_malformed_poem_records_keep_locator_and_reason(tmp_path):
     assert poems["text"].iloc[0] == "千山鸟飞绝，\n万径人踪灭。" and list(poems["themes"].iloc[0]) == ["winter", "solitude"]
     rejections = _rows(wh, "SELECT reason_code, detail FROM rejection WHERE stage = 'poem_corpus'")
     assert [code for code, _ in rejections] == ["bad_poem_id", "duplicate_poem_id", "empty_field"]
-    assert all(detail.startswith(f"{tmp_path}/poems.csv#line=") for _, detail in rejections)  # the full path names the file
+    assert all(detail.startswith("poems.csv#line=") for _, detail in rejections)  # the file's name from the config's folder

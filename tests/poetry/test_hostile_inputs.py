@@ -15,7 +15,7 @@ import assets.poetry.survey as poetry_survey
 from assets.poetry.logic.survey_rows import parse_survey
 from assets.poetry.logic.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, read_poems
 from assets.core.logic.sheets import read_sheet_file
-from tests.poetry.test_assets import _metadata, _ok, _run, _write_config
+from tests.poetry.test_assets import RATERS, _metadata, _ok, _run, _write_config
 from tests.support.hostile.poetry import STAND_IN_MODELS, write_corpus_cases, write_survey_cases
 from tests.support.hostile.records import KEPT, read_all_or_file_error
 from warehouse.db import Warehouse
@@ -36,15 +36,18 @@ def _sha(path) -> str:
 
 
 def _corpus_outcomes(wh: Warehouse, case) -> list[str]:
+    """The case's outcomes; the warehouse names corpus files relative to its root (the config's folder)."""
     rejections = dict(wh.query("SELECT entity_id, reason_code FROM rejection WHERE stage = 'poem_corpus'").itertuples(index=False))
     reads = wh.query("SELECT locator, reason_code FROM poem_source_read")
+    source = wh.name_of(case.source)
     if case.locator is None:
-        file_reads = reads[reads.locator.str.startswith(f"{case.source}#")]
+        file_reads = reads[reads.locator.str.startswith(f"{source}#")]
         assert file_reads.empty, case
         rejected = rejections.get(f"poem_source:{_sha(case.source)}")
-        assert wh.scalar("SELECT count(*) FROM input_file_state WHERE path = ?", [str(case.source)]) == 1
+        assert wh.scalar("SELECT count(*) FROM input_file_state WHERE path = ?", [source]) == 1
         return [rejected] if rejected else [KEPT]
-    return [code or KEPT for code in reads[reads.locator == case.locator].reason_code]
+    place = case.locator.partition("#")[2]
+    return [code or KEPT for code in reads[reads.locator == f"{source}#{place}"].reason_code]
 
 
 def _survey_outcomes(wh: Warehouse, case) -> list[str]:
@@ -73,7 +76,8 @@ def test_every_hostile_poem_and_survey_input_gets_one_outcome_and_a_rerun_adds_n
     got |= {case.name: _survey_outcomes(wh, case) for case in survey.cases}
     assert got == {case.name: [case.expected] for case in corpus.cases + survey.cases}
     assert sorted(wh.query("SELECT poem_id FROM poem")["poem_id"]) == sorted(corpus.good_poems)
-    assert sorted(wh.query("SELECT annotator_id, item_id FROM poem_survey_response").itertuples(index=False, name=None)) == sorted(survey.kept)
+    assert sorted(wh.query("SELECT annotator_id, item_id FROM poem_survey_response").itertuples(index=False, name=None)) == sorted(
+        (RATERS.of(annotator), item) for annotator, item in survey.kept)
     assert wh.scalar("SELECT count(*) FROM item_quarantine") == 0
     latin = wh.scalar("SELECT detail FROM poem_survey_bad_row WHERE reason_code = 'bad_encoding'")
     assert "byte e9" in latin
@@ -107,7 +111,7 @@ def test_an_exception_on_one_poem_is_its_internal_error_quarantined_until_the_re
     assert sorted(wh.query("SELECT poem_id FROM poem")["poem_id"]) == ["p-1", "p-3"]
     [(code, detail)] = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = 'poem_corpus'").itertuples(index=False)
     assert code == "internal_error"
-    assert f"{corpus}#line=3" in detail and "ZeroDivisionError: injected" in detail and "exploding" in detail
+    assert "../poems.csv#line=3" in detail and "ZeroDivisionError: injected" in detail and "exploding" in detail
     assert _metadata(first, "poem_corpus")["rejected:internal_error"] == 1
 
     # Another record changes (the file is read again): the quarantined record is skipped, not retried.

@@ -30,6 +30,7 @@ from resources.blob_store import (
     InvalidSha256,
     LocalBlobStore,
     S3BlobStore,
+    ref_sha256,
 )
 from tests.conftest import S3Server
 
@@ -42,7 +43,6 @@ class Backend:
 
     store: BlobStore
     location: Callable[[str], str]  # file path under root / object key, per the documented layout
-    expected_uri: Callable[[str], str]
     listing: Callable[[], set[str]]  # every file / object the store holds right now
     overwrite: Callable[[str, bytes], None]  # replace a stored blob's bytes, bypassing the store
 
@@ -60,7 +60,6 @@ def _local_backend(root: Path) -> Backend:
     return Backend(
         store=store,
         location=location,
-        expected_uri=lambda sha: (root / location(sha)).resolve().as_uri(),
         listing=listing,
         overwrite=lambda sha, data: (root / location(sha)).write_bytes(data),
     )
@@ -85,7 +84,6 @@ def _s3_backend(server: S3Server) -> Backend:
     return Backend(
         store=store,
         location=location,
-        expected_uri=lambda sha: f"s3://{bucket}/{location(sha)}",
         listing=listing,
         overwrite=lambda sha, data: client.put_object(Bucket=bucket, Key=location(sha), Body=data),
     )
@@ -121,8 +119,8 @@ def test_put_then_read_back(backend: Backend, tmp_path: Path, via: str, data: by
 
     ref = _put(backend.store, data, via, tmp_path)
 
-    assert ref == BlobRef(sha256=sha, size=len(data), uri=backend.expected_uri(sha))
-    assert backend.store.uri(sha) == ref.uri
+    assert ref == BlobRef(sha256=sha, size=len(data), uri=f"blob:{sha}")  # relative to the store, not its place
+    assert backend.store.uri(sha) == ref.uri and ref_sha256(ref.uri) == sha
     assert backend.store.exists(sha)
     assert backend.store.get_bytes(sha) == data
     assert backend.listing() == {backend.location(sha)}
@@ -262,15 +260,23 @@ def test_local_put_file_never_holds_the_file_in_memory(tmp_path: Path) -> None:
     assert store.path(ref.sha256).stat().st_size == 24 * MIB
 
 
-def test_local_uri_is_absolute_even_for_a_relative_root(
+def test_a_relative_root_is_the_working_directory_s_but_the_reference_names_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     store = BlobStoreResource().get_store()
-    sha = _sha(b"x")
+    ref = store.put_bytes(b"x")
 
     assert isinstance(store, LocalBlobStore)
-    assert store.uri(sha) == f"file://{tmp_path.resolve()}/data/blobs/{sha[:2]}/{sha[2:4]}/{sha}"
+    assert store.path(ref.sha256) == tmp_path.resolve() / "data/blobs" / ref.sha256[:2] / ref.sha256[2:4] / ref.sha256
+    assert ref.uri == LocalBlobStore(tmp_path / "elsewhere").uri(ref.sha256) == f"blob:{ref.sha256}"
+
+
+@pytest.mark.parametrize("bad", ["file:///data/blobs/ab/cd/x", "blob:", "blob:../../etc/passwd", "blob:" + "A" * 64,
+                                 "s3://b/ab/" + "a" * 64, None])
+def test_only_a_blob_reference_names_a_sha256(bad: object) -> None:
+    with pytest.raises(InvalidSha256):
+        ref_sha256(bad)  # type: ignore[arg-type]
 
 
 def test_resource_serves_assets_with_default_s3_settings(tmp_path: Path) -> None:
@@ -299,7 +305,7 @@ def test_s3_prefix_slashes_are_normalised(s3_server: S3Server) -> None:
     sha = _sha(b"x")
 
     assert S3BlobStore(client, "b", "/team/blobs/").key(sha) == f"team/blobs/{sha[:2]}/{sha}"
-    assert S3BlobStore(client, "b", "").uri(sha) == f"s3://b/{sha[:2]}/{sha}"
+    assert S3BlobStore(client, "b", "").key(sha) == f"{sha[:2]}/{sha}"
 
 
 class _DenyAll(BaseHTTPRequestHandler):

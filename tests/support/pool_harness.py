@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
-from pipelines.config import load_config
+from pipelines.config import build_resources, load_config
 from pipelines.definitions import build_definitions
 from warehouse.db import Warehouse
 
@@ -45,7 +45,9 @@ def run_pool(config_path: Path, select: list[str] | None = None) -> ExecuteInPro
 
 
 def warehouse_for(config_path: Path) -> Warehouse:
-    return Warehouse(load_config(config_path)["warehouse"]["path"])
+    """The warehouse as the config's assets see it: its root (names of local files) and its blob folder (the views'
+    image paths) included."""
+    return build_resources(load_config(config_path))["warehouse"].get_warehouse()
 
 
 def snapshot(wh: Warehouse) -> dict[str, list[tuple]]:

@@ -71,7 +71,8 @@ def _built_with(path: Path, files: list[tuple[int, str, str]]) -> None:
 
 
 def test_only_the_shared_tables_moved(old_migrations):
-    assert [name for _, name, _ in migrations()] == [name for _, name, _ in old_migrations]
+    # the files of then, then any added since (0015 and later)
+    assert [name for _, name, _ in migrations()][: len(old_migrations)] == [name for _, name, _ in old_migrations]
     new = {name: sql for _, name, sql in migrations()}
     for name, sql in ((name, sql) for _, name, sql in old_migrations):
         if name not in ("0001_provenance_core.sql", "0002_image_pool.sql", "0003_photocritique.sql"):

@@ -1,6 +1,10 @@
--- local_path(uri): a blob URI as a filesystem path when the blob store is local (file://), else the URI.
-CREATE OR REPLACE MACRO local_path(uri) AS
-    CASE WHEN starts_with(uri, 'file://') THEN url_decode(substr(uri, 8)) ELSE uri END;
+-- local_path(ref): a blob reference (blob:<sha256>) as the path of its file in the local blob store, whose folder
+-- the warehouse handle sets as the variable aesforge_blob_root (LocalBlobStore's layout: <root>/ab/cd/<sha256>);
+-- the reference itself when no local folder is set (an S3 store, or a handle opened without it).
+CREATE OR REPLACE MACRO local_path(ref) AS
+    CASE WHEN starts_with(ref, 'blob:') AND getvariable('aesforge_blob_root') IS NOT NULL
+         THEN concat_ws('/', getvariable('aesforge_blob_root'), substr(ref, 6, 2), substr(ref, 8, 2), substr(ref, 6))
+         ELSE ref END;
 
 -- critique_audit_summary: the audit figures per round, overall ('all') and per domain. Rates are over
 -- pairs with enough reviews; no_blocking_rate is the share no reviewer flagged as blocking.

@@ -1,6 +1,10 @@
 -- poem_image_records: one row per illustration with everything the benchmark reports about it: the poem, who
 -- or what made the image (a model, or a stand-in painting, labelled as such), the rubric scores (N/A answers
--- never averaged in), quality, recognizability, and the text-integrity label with its source.
+-- never averaged in), quality, recognizability, and the text-integrity label with its source. These are the
+-- per-image means of the kept survey responses. Key: id (the illustration's item id, <poem_id>@<generator>).
+-- image_sha256 is the illustration as stored in the blob store (the image the survey showed). Every column has
+-- one type in every row: dimensions (mean score per rubric dimension, NULL where no rater found it applicable)
+-- and n_ratings (applicable ratings per dimension) are structs with a field per dimension, in name order.
 CREATE OR REPLACE VIEW poem_image_records AS
 SELECT
     i.item_id AS id,
@@ -15,8 +19,13 @@ SELECT
     i.model,
     i.provider_model,
     i.prompt_template,
-    s.dimensions,
-    s.n_ratings,
+    json_transform(s.dimensions, '{"ai_plausibility": "DOUBLE", "artistic_style": "DOUBLE", "core_imagery": "DOUBLE",
+        "cultural_coherence": "DOUBLE", "emotional_resonance": "DOUBLE", "overall_impression": "DOUBLE", "safety": "DOUBLE",
+        "scene_consistency": "DOUBLE", "technical_quality": "DOUBLE", "text_integrity": "DOUBLE"}') AS dimensions,
+    json_transform(s.n_ratings, '{"ai_plausibility": "INTEGER", "artistic_style": "INTEGER", "core_imagery": "INTEGER",
+        "cultural_coherence": "INTEGER", "emotional_resonance": "INTEGER", "overall_impression": "INTEGER",
+        "safety": "INTEGER", "scene_consistency": "INTEGER", "technical_quality": "INTEGER",
+        "text_integrity": "INTEGER"}') AS n_ratings,
     s.quality,
     s.recognizability,
     s.n_raters,
@@ -30,6 +39,48 @@ FROM poem_illustration i
 JOIN poem p USING (poem_id)
 LEFT JOIN poem_image_score s USING (item_id)
 LEFT JOIN poem_text_label t USING (item_id);
+
+-- poem_rater_annotations: one row per pseudonymous rater x illustration x survey item: the phase-1
+-- recognizability answer (phase 'recognizability', item 'poem_choice': the letter of the poem picked, and
+-- whether it is the true poem) and the ten phase-2 rubric answers (phase 'rubric', item: the dimension; the
+-- option letter as the survey offered it, assets/poetry/logic/rubric.py gives its score). Key: (rater_id,
+-- item_id, item). rater_id is a keyed hash of the survey's rater id (the key stays in the configuration), never
+-- a name. image_sha256 is the image the rater saw: the one the survey export names, else the illustration's.
+-- Every stored response is here with its quality-control outcome: passed_qc (the response counts in the
+-- per-image scores), qc_reason (why not; NULL when it passed) and rater_passed_qc (the rater as a whole was
+-- not excluded; a rater who passed can still have single responses left out, e.g. answered too fast).
+CREATE OR REPLACE VIEW poem_rater_annotations AS
+WITH response AS (
+    SELECT r.*, e.reason_code AS qc_reason,
+           NOT EXISTS (SELECT 1 FROM poem_survey_exclusion x WHERE x.level = 'annotator' AND x.subject = r.annotator_id)
+               AS rater_passed_qc
+    FROM poem_survey_response r
+    LEFT JOIN poem_survey_exclusion e ON e.level = 'response' AND e.subject = r.response_id
+), answer AS (
+    SELECT response_id, 'recognizability' AS phase, 'poem_choice' AS item, phase1_choice AS answer,
+           phase1_correct AS correct
+    FROM response
+    UNION ALL
+    SELECT response_id, 'rubric', d.item, answers->>d.item, NULL
+    FROM response, unnest(json_keys(answers)) AS d(item)
+)
+SELECT
+    r.annotator_id AS rater_id,
+    r.annotator_group AS rater_group,
+    r.item_id,
+    coalesce(r.image_sha256, i.image_sha256) AS image_sha256,
+    i.poem_id,
+    i.generator,
+    a.phase,
+    a.item,
+    a.answer,
+    a.correct,
+    r.kept AS passed_qc,
+    r.qc_reason,
+    r.rater_passed_qc
+FROM answer a
+JOIN response r USING (response_id)
+LEFT JOIN poem_illustration i USING (item_id);
 
 -- poem_model_table: the per-model table (TangPoetryBench Table 2): each generator's mean per dimension over the
 -- images where that dimension applies, quality and recognizability; n is the number of images behind each mean.

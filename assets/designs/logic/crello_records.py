@@ -450,7 +450,10 @@ class _LayerSource:
                 if self.verify:
                     image.load()
                 size = image.size
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        except UnidentifiedImageError:  # its message names the in-memory buffer's address, different on every run
+            raise DesignRecordError("layer_undecodable", "UnidentifiedImageError: not an image format Pillow reads",
+                                    field=field, element=element) from None
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             raise DesignRecordError("layer_undecodable", f"{type(exc).__name__}: {exc}"[:200], field=field, element=element) from None
         ref = path.as_posix() if self.refs == "path" and path is not None else f"blob:{sha256_hex(data)}"
         return LayerPayload(ref=ref, data=data, element_index=element, width=size[0], height=size[1])

@@ -9,6 +9,12 @@ as one row with ``file_level`` set, so the caller rejects that manifest and read
 
 One header vocabulary everywhere: a row's bytes are at ``locator``, ``url`` or ``path``; column names (and JSONL
 keys) are matched without regard to case or surrounding spaces.
+
+Local files are named relative to the project's root (``warehouse.ids.file_name``): a manifest row's relative
+locator means a file beside the manifest and is named ``<manifest's folder>/<locator>`` from the root, a folder's
+file ``<folder>/<its path in the folder>``, and manifests and folders themselves by their names. Record ids, rows
+and problem details carry those names, never this machine's absolute paths, so a copy of the project elsewhere
+derives the same records; URLs stay URLs.
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from assets.core.logic.textfiles import BAD_HEADER, EMPTY_FILE, line_locator, read_csv_records, read_jsonl_records
-from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.ids import digest_of, entity_id, file_name, file_path, sha256_file
 
 DOMAINS = ("photography", "painting", "virtual")
 LOCATOR_FIELDS = ("locator", "url", "path")
@@ -78,15 +84,22 @@ def is_url(locator: str) -> bool:
     return urlparse(locator).scheme in {"http", "https"}
 
 
-def resolve_locator(raw: str, base_dir: Path) -> str:
-    """URLs stay as they are; file:// URLs and relative paths become absolute paths."""
+def resolve_locator(raw: str, base_dir: Path, root: Path) -> str:
+    """URLs stay as they are; a file:// URL, an absolute path or a path relative to ``base_dir`` becomes the
+    file's name relative to ``root`` (``file_name``)."""
     raw = raw.strip()
     if is_url(raw):
         return raw
     if raw.startswith("file://"):
         raw = urlparse(raw).path
     path = Path(raw).expanduser()
-    return str((base_dir / path).resolve() if not path.is_absolute() else path.resolve())
+    return file_name((base_dir / path).resolve() if not path.is_absolute() else path.resolve(), root)
+
+
+def file_reference(name: str) -> str:
+    """A local file's name as a URI reference, the record's ``source_url`` when its source gives none: relative
+    (percent-encoded) for a name under the root, a ``file://`` URI for one that stays absolute."""
+    return Path(name).as_uri() if Path(name).is_absolute() else quote(name)
 
 
 def _clean(value: Any) -> str | None:
@@ -102,17 +115,18 @@ def normalized_names(fields: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def row_from_fields(
-    fields: Mapping[str, Any], *, source_type: str, source_name: str, base_dir: Path, where: str
+    fields: Mapping[str, Any], *, source_type: str, source_name: str, base_dir: Path, root: Path, where: str
 ) -> SourceRow:
     """Validate one row (already split into named fields, names normalised) into a SourceRow.
 
-    ``where`` names the row for a problem's detail (``manifest.csv: line 5``, a folder file's path).
+    ``where`` names the row for a problem's detail (``manifest.csv: line 5``, a folder file's name); a relative
+    locator is a file in ``base_dir``, named relative to ``root``.
     """
     raw_locator = next((_clean(fields.get(name)) for name in LOCATOR_FIELDS if _clean(fields.get(name))), None)
     locator, bad_locator = "", None
     if raw_locator:
         try:
-            locator = resolve_locator(raw_locator, base_dir)
+            locator = resolve_locator(raw_locator, base_dir, root)
         except (OSError, RuntimeError, ValueError) as exc:  # NUL byte, symlink loop, unusable path
             locator, bad_locator = raw_locator, f"{raw_locator[:200]!r} is not a usable path ({exc})"
     domain = (_clean(fields.get("domain")) or "").lower() or None
@@ -122,7 +136,7 @@ def row_from_fields(
     usable = bool(locator) and bad_locator is None
     title = _clean(fields.get("title")) or (Path(urlparse(locator).path).name if usable else None)
     source_url = _clean(fields.get("source_url")) or (
-        (locator if is_url(locator) else Path(locator).as_uri()) if usable else None
+        (locator if is_url(locator) else file_reference(locator)) if usable else None
     )
     problem = None
     if not locator:
@@ -164,7 +178,7 @@ class ManifestRow:
     fingerprints what :func:`source_row` reads, so a changed line is a changed item.
     """
 
-    manifest: str
+    manifest: str  # its name (relative to the root)
     line: int
     fields: Any = None
     problem: tuple[str, str] | None = None
@@ -176,8 +190,9 @@ class ManifestRow:
         return line_locator(self.manifest, self.line)
 
 
-def read_manifest(path: Path) -> Iterator[ManifestRow]:
-    """Stream a CSV (header row required) or JSONL manifest, one :class:`ManifestRow` per line.
+def read_manifest(path: Path, root: Path) -> Iterator[ManifestRow]:
+    """Stream a CSV (header row required) or JSONL manifest, one :class:`ManifestRow` per line, named (and its
+    problems' details naming it) relative to ``root``.
 
     A problem of the whole file is one ``file_level`` row, yielded before any other: the file is empty or has
     a header but no rows, its header line is unreadable, or no column says where the bytes are. Within one
@@ -186,7 +201,7 @@ def read_manifest(path: Path) -> Iterator[ManifestRow]:
     kept in memory, not the rows).
     """
     path = path.resolve()
-    name = str(path)
+    name = file_name(path, root)
     jsonl = path.suffix.lower() in JSONL_SUFFIXES
     records = read_jsonl_records(path) if jsonl else read_csv_records(path)
     held: list[ManifestRow] = []  # CSV problem lines read before a row shows the header is usable
@@ -246,16 +261,17 @@ def _with_duplicates(manifest: str, line: int, fields: Any, first_line: dict[Any
     return ManifestRow(manifest, line, fields, problem, digest=digest_of([digest, problem]))
 
 
-def source_row(row: ManifestRow) -> SourceRow:
+def source_row(row: ManifestRow, root: Path) -> SourceRow:
     """The provenance record one manifest line describes, valid or carrying its problem (whose detail names the
-    manifest and line). Resolves paths but reads no file."""
+    manifest and line); ``root`` is the one ``read_manifest`` named the manifest against. Resolves paths but reads
+    no file."""
     where = f"{row.manifest}: line {row.line}"
     if not isinstance(row.fields, Mapping):
         problem = row.problem or (MALFORMED_ROW, f"{where}: a JSONL line must be an object, not {type(row.fields).__name__}")
         return SourceRow("manifest", row.manifest, row.locator, None, "unknown", "unknown", None, None, "unknown",
                          None, {"line": row.line}, problem)
     parsed = row_from_fields(row.fields, source_type="manifest", source_name=row.manifest,
-                             base_dir=Path(row.manifest).parent, where=where)
+                             base_dir=file_path(row.manifest, root).parent, root=root, where=where)
     problem = row.problem or parsed.problem
     if problem is None:
         return parsed
@@ -323,27 +339,29 @@ def _entry(path: Path) -> FolderEntry:
     return FolderEntry(path, info.st_size, info.st_mtime_ns, regular=stat.S_ISREG(info.st_mode))
 
 
-def folder_row(root: Path, entry: FolderEntry, defaults: FolderDefaults) -> SourceRow:
+def folder_row(folder: Path, entry: FolderEntry, defaults: FolderDefaults, root: Path) -> SourceRow:
     """The provenance record of one folder entry: the folder's defaults, the domain of a sub-folder named after
-    one, and the file's sha256 (the file is read here); an entry that cannot be read is ``unreadable_file``."""
-    root = root.resolve()
-    relative = entry.path.relative_to(root)
+    one, and the file's sha256 (the file is read here); an entry that cannot be read is ``unreadable_file``. The
+    folder and the entry are named relative to ``root``."""
+    folder = folder.resolve()
+    relative = entry.path.relative_to(folder)
     first = relative.parts[0].lower() if len(relative.parts) > 1 else None
     domain = first if first in DOMAINS else defaults.domain
+    name = file_name(entry.path, root)
     fields = {
-        "locator": str(entry.path),
+        "locator": name,
         "title": entry.path.stem,
         "creator": defaults.creator,
         "provider": defaults.provider,
         "source_url": f"{defaults.source_url_prefix.rstrip('/')}/{relative.as_posix()}"
         if defaults.source_url_prefix
-        else entry.path.as_uri(),
+        else file_reference(name),
         "license": defaults.license,
         "redistribution": defaults.redistribution,
         "domain": domain,
     }
-    row = row_from_fields(fields, source_type="folder", source_name=str(root), base_dir=root,
-                          where=f"{entry.path} (provenance from the folder's config)")
+    row = row_from_fields(fields, source_type="folder", source_name=file_name(folder, root), base_dir=root, root=root,
+                          where=f"{name} (provenance from the folder's config)")
     trouble = entry.error or (None if entry.regular else "is not a regular file")
     if trouble is None and row.problem is None:
         try:
@@ -352,4 +370,4 @@ def folder_row(root: Path, entry: FolderEntry, defaults: FolderDefaults) -> Sour
             trouble = f"cannot be read ({exc.strerror or exc})"
     if trouble is None:
         return row
-    return replace(row, locator=row.locator or str(entry.path), problem=(UNREADABLE_FILE, f"{entry.path}: {trouble}"))
+    return replace(row, locator=row.locator or name, problem=(UNREADABLE_FILE, f"{name}: {trouble}"))

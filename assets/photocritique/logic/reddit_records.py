@@ -6,8 +6,6 @@ Every source (zstd dumps, an archive HTTP API, the live API) yields ``resources.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import html
 import math
 import re
@@ -16,6 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from assets.core.logic.keyed_hash import KeyedHash
 from assets.core.logic.textfiles import read_lines
 from resources.reddit_sources import Origin, RawItem, SourceProblem
 from warehouse.ids import digest_of
@@ -33,38 +32,19 @@ MALFORMED_ID = "malformed_id"
 # --- usernames -------------------------------------------------------------------------------------------------
 
 _NO_AUTHOR = frozenset({"", "[deleted]", "[removed]"})
-_FINGERPRINT_LABEL = b"aesforge/reddit-username-salt/fingerprint/v1"
+class UsernameHasher(KeyedHash):
+    """Salted HMAC-SHA256 of Reddit usernames, so authors can be compared but never read back."""
 
-
-class UsernameHasher:
-    """Salted HMAC-SHA256 of Reddit usernames, so authors can be compared but never read back.
-
-    The salt is kept only inside this object and never appears in its repr, in exceptions or in the hashes'
-    neighbourhood; ``salt_fingerprint`` lets a later run notice that the salt changed without storing it.
-    """
-
-    __slots__ = ("_key",)
+    __slots__ = ()
 
     def __init__(self, salt: str) -> None:
-        if not salt:
-            raise ValueError("the username salt is empty; configure one (it is never stored)")
-        self._key = salt.encode("utf-8")
-
-    def __repr__(self) -> str:
-        return "UsernameHasher(salt=<hidden>)"
-
-    def __reduce__(self):
-        raise TypeError("UsernameHasher holds a secret and is not picklable")
+        super().__init__(salt, what="username salt", fingerprint_label=b"aesforge/reddit-username-salt/fingerprint/v1")
 
     def hash(self, name: str | None) -> str | None:
         """Hash of the case-folded name (Reddit names are case-insensitive); None when there is no author."""
         if name is None or name in _NO_AUTHOR:
             return None
-        return hmac.new(self._key, name.casefold().encode("utf-8"), hashlib.sha256).hexdigest()[:32]
-
-    def salt_fingerprint(self) -> str:
-        """Keyed hash of a fixed label: safe to store, differs whenever the salt differs."""
-        return hmac.new(self._key, _FINGERPRINT_LABEL, hashlib.sha256).hexdigest()[:32]
+        return self.digest(name.casefold())
 
 
 # --- normalized records ----------------------------------------------------------------------------------------

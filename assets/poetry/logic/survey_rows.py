@@ -197,7 +197,8 @@ def survey_row(row: int, cells: Mapping[str, str], answer_key: Mapping[str, str]
     if image and not _SHA256.fullmatch(image):
         found.append((INVALID_IMAGE, f"{IMAGE_COLUMN} {cells[IMAGE_COLUMN][:20]!r} is not a sha256 in hex"))
     if earlier_row is not None:
-        found.append((DUPLICATE_RESPONSE, f"annotator {annotator!r} already answered item {item!r} on row {earlier_row}"))
+        # the row numbers find the pair; the annotator's id is not repeated (it is stored only as a pseudonym)
+        found.append((DUPLICATE_RESPONSE, f"this row's annotator already answered item {item!r} on row {earlier_row}"))
     if found:
         return found
     assert seconds is not None

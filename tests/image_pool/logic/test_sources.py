@@ -19,8 +19,13 @@ def _write(path, text):
     return path
 
 
+def _root(path):
+    """The root names are relative to: a config folder beside the files, as in the sample project."""
+    return path.parent / "config"
+
+
 def _rows(path):
-    return [source_row(row) for row in read_manifest(path)]
+    return [source_row(row, _root(path)) for row in read_manifest(path, _root(path))]
 
 
 def test_csv_rows_resolve_paths_and_keep_provenance(tmp_path):
@@ -30,12 +35,12 @@ def test_csv_rows_resolve_paths_and_keep_provenance(tmp_path):
         "https://host.invalid/b.jpg,,Ann,Web,,CC-BY-4.0,,photography\n",
     )
     a, b = _rows(manifest)
-    assert a.problem is None and a.locator == str((tmp_path / "img/a.png").resolve())
+    assert a.problem is None and a.locator == "../img/a.png" and a.source_name == "../m.csv"
     assert (a.creator, a.domain, a.redistribution) == ("unknown", "painting", "allowed")
     assert b.source_url == "https://host.invalid/b.jpg" and b.title == "b.jpg" and b.redistribution == "unknown"
     (bare,) = _rows(_write(tmp_path / "n.csv", "locator,license,domain\nimg/c.png,CC0-1.0,virtual\n"))
     assert (bare.provider, bare.creator) == ("unknown", "unknown")  # missing provenance is said, never inferred
-    assert bare.source_url == (tmp_path / "img/c.png").resolve().as_uri()
+    assert bare.source_url == "../img/c.png"  # the file's name as a relative reference
     assert a.record_id.startswith("source_record:") and a.record_id != b.record_id
     assert a.record_id == _rows(manifest)[0].record_id  # content-derived, stable
 
@@ -58,7 +63,7 @@ def test_bad_csv_rows_are_kept_with_a_reason_naming_the_file_and_line(tmp_path, 
     parsed = _rows(manifest)
     bad = parsed[-1]
     assert bad.problem[0] == reason and names in bad.problem[1]
-    assert bad.problem[1].startswith(f"{manifest}: line {len(parsed) + 1}")
+    assert bad.problem[1].startswith(f"../m.csv: line {len(parsed) + 1}")
     assert bad.extra["line"] == len(parsed) + 1
     assert all(r.problem is None for r in parsed[:-1])
 
@@ -88,15 +93,15 @@ def test_header_vocabulary_is_locator_url_or_path_in_any_case_and_spacing(tmp_pa
 def test_a_manifest_that_cannot_be_read_is_one_file_level_problem(tmp_path, data, reason, says):
     manifest = tmp_path / "m.csv"
     manifest.write_bytes(data)
-    (row,) = read_manifest(manifest)
+    (row,) = read_manifest(manifest, _root(manifest))
     assert row.file_level and row.problem[0] == reason and says in row.problem[1]
 
 
 def test_bom_crlf_and_blank_lines_are_accepted(tmp_path):
     manifest = tmp_path / "m.csv"
     manifest.write_bytes(b"\xef\xbb\xbflocator,license,domain\r\n\r\na.png,CC0-1.0,virtual\r\n\r\nb.png,CC0-1.0,virtual\r\n")
-    rows = list(read_manifest(manifest))
-    assert [(r.line, source_row(r).problem) for r in rows] == [(3, None), (5, None)]
+    rows = list(read_manifest(manifest, _root(manifest)))
+    assert [(r.line, source_row(r, _root(manifest)).problem) for r in rows] == [(3, None), (5, None)]
 
 
 def test_duplicate_ids_and_rows_keep_the_first_and_name_its_line(tmp_path):
@@ -118,7 +123,7 @@ def test_jsonl_bad_lines_do_not_stop_the_stream(tmp_path):
     rows = _rows(manifest)
     assert [r.problem[0] if r.problem else None for r in rows] == [None, "invalid_json", sources.MALFORMED_ROW, "bad_encoding", None]
     assert [r.extra.get("line") for r in rows[1:4]] == [2, 3, 5]
-    assert rows[1].locator == f"{manifest}#line=2"  # a row with no readable locator points at its line
+    assert rows[1].locator == "../m.jsonl#line=2"  # a row with no readable locator points at its line
     assert len({r.record_id for r in rows}) == len(rows)
 
 
@@ -137,7 +142,7 @@ _DEFAULTS = FolderDefaults(provider="me", license="CC0-1.0", domain="photography
 
 
 def _folder(tmp_path, defaults=_DEFAULTS):
-    return {entry.path.name: folder_row(tmp_path, entry, defaults) for entry in scan_folder(tmp_path)}
+    return {entry.path.name: folder_row(tmp_path, entry, defaults, _root(tmp_path)) for entry in scan_folder(tmp_path)}
 
 
 def test_folder_domain_from_subfolder_and_defaults(tmp_path):
@@ -173,7 +178,8 @@ def test_odd_folder_entries_each_get_one_row(tmp_path):
     rows = _folder(tmp_path)
     assert set(rows) == {"inside.png", "été 東京 photo.png", "dangling.png", "loop.jpg", "pipe.jpg"}
     assert rows["inside.png"].problem is None and rows["été 東京 photo.png"].problem is None
-    assert rows["été 東京 photo.png"].locator == str(tmp_path.resolve() / "été 東京 photo.png")
+    assert rows["été 東京 photo.png"].locator == f"../{tmp_path.name}/été 東京 photo.png"
+    assert rows["été 東京 photo.png"].source_url == f"../{tmp_path.name}/%C3%A9t%C3%A9%20%E6%9D%B1%E4%BA%AC%20photo.png"
     for name in ("dangling.png", "loop.jpg", "pipe.jpg"):
         assert rows[name].problem[0] == sources.UNREADABLE_FILE and name in rows[name].problem[1], name
 
@@ -199,9 +205,9 @@ _VALID = (HEADER + "a.png,A,,P,,CC0-1.0,allowed,painting\nb.png,B,C,P,https://x.
 
 
 def _read_all(path):
-    rows = list(read_manifest(path))
+    rows = list(read_manifest(path, _root(path)))
     assert sum(r.file_level for r in rows) <= 1 and (not rows[0].file_level or len(rows) == 1)
-    return [source_row(r) for r in rows if not r.file_level]
+    return [source_row(r, _root(path)) for r in rows if not r.file_level]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -210,7 +216,7 @@ def test_random_bytes_never_raise(tmp_path, data, suffix):
     path = tmp_path / f"m{suffix}"
     path.write_bytes(data)
     for row in _read_all(path):
-        assert row.problem is None or row.problem[1].startswith(str(path.resolve()))
+        assert row.problem is None or row.problem[1].startswith(f"../{path.name}")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -222,7 +228,7 @@ def test_mutated_valid_manifests_never_raise(tmp_path, edits):
     path = tmp_path / "m.csv"
     path.write_bytes(bytes(data))
     rows = _read_all(path)
-    assert all(r.problem is None or r.problem[1].startswith(str(path.resolve())) for r in rows)
+    assert all(r.problem is None or r.problem[1].startswith("../m.csv") for r in rows)
 
 
 _json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -238,3 +244,21 @@ def test_random_jsonl_objects_become_rows_with_an_outcome(tmp_path, values):
     path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
     rows = _read_all(path)
     assert len(rows) == len(values) or (not values and rows == [])
+
+
+def test_the_same_manifest_and_folder_in_two_places_give_the_same_records(tmp_path):
+    records = []
+    for project in (tmp_path / "one", tmp_path / "two" / "deeper"):
+        data = project / "data"
+        (data / "img").mkdir(parents=True)
+        (data / "img" / "a.png").write_bytes(b"same bytes")
+        manifest = _write(data / "m.csv", HEADER + "img/a.png,A,,P,,CC0-1.0,allowed,painting\n"
+                          f"file://{data / 'img' / 'a.png'},A,,P,,CC0-1.0,allowed,painting\n"  # spelled absolutely
+                          "img/b.png,B,,P,,,allowed,painting\n")  # rejected: its id names its manifest
+        root = project / "config"
+        rows = [source_row(row, root) for row in read_manifest(manifest, root)]
+        folder = [folder_row(data / "img", entry, _DEFAULTS, root) for entry in scan_folder(data / "img")]
+        records.append([(r.record_id, r.locator, r.source_name, r.source_url, r.problem) for r in rows + folder])
+    assert records[0] == records[1]
+    assert [locator for _, locator, *_ in records[0]] == ["../data/img/a.png", "../data/img/a.png", "../data/img/b.png",
+                                                          "../data/img/a.png"]

@@ -178,13 +178,13 @@ def test_malformed_rows_name_their_row_and_reason_and_good_rows_are_kept():
     assert messages[4] == "annotator_id is empty"
     assert messages[5] == "scene_consistency 'f' is not an option (allowed: a, b, d, c, e)"
     assert "'E'" in messages[6] and "A, B, C, D" in messages[6]
-    assert messages[10] == "annotator 'e1' already answered item 'p1@gpt' on row 2"
+    assert messages[10] == "this row's annotator already answered item 'p1@gpt' on row 2"
     assert messages[11] == "emotional_resonance is empty"
     with pytest.raises(SurveyError) as caught:
         parsed.raise_for_problems()
     text = str(caught.value)
     assert text.startswith("survey export.csv: row 3: ")
-    assert "row 10: annotator 'e1' already answered item 'p1@gpt' on row 2 [duplicate_response]" in text
+    assert "row 10: this row's annotator already answered item 'p1@gpt' on row 2 [duplicate_response]" in text
     assert caught.value.reason_code == "malformed_survey"
 
 
