@@ -72,7 +72,7 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
     run_id = "(not started)"
     try:
         with _instance(config["warehouse"]["path"]) as instance:
-            wh = Warehouse(config["warehouse"]["path"], config["warehouse"].get("lock_timeout_s", 900.0))
+            wh = _warehouse(config)
             wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
             close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
             result = execute_job(
@@ -117,9 +117,16 @@ def _root_message(error) -> str:
     return error.message.strip() if error is not None else "no error recorded"
 
 
+def _warehouse(config: dict) -> Warehouse:
+    """The configured warehouse, as the assets open it: its root names local files, its blob root shows blobs."""
+    settings = config["warehouse"]
+    return Warehouse(settings["path"], settings.get("lock_timeout_s", 900.0), root=settings.get("project_root"),
+                     blob_root=settings.get("blob_root"))
+
+
 def print_summary(config: dict, run_id: str) -> None:
     """What the run did, then each pipeline's report (``assets/<package>/report.py``) in data-flow order."""
-    wh = Warehouse(config["warehouse"]["path"])
+    wh = _warehouse(config)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 80)
     steps = wh.query(
@@ -148,7 +155,7 @@ def run_sql(config_file: str | None, sql: str) -> int:
     import duckdb
 
     _, config = _use_config(config_file)
-    wh = Warehouse(config["warehouse"]["path"])
+    wh = _warehouse(config)
     try:
         frame = wh.query(sql)
     except duckdb.Error as exc:
@@ -180,7 +187,7 @@ def retry_rejected(config_file: str | None, reason: str, stage: str | None = Non
     if not path.is_file():
         print(f"aesforge retry: no warehouse at {path}; nothing to retry", file=sys.stderr)
         return 2
-    wh = Warehouse(path, config["warehouse"].get("lock_timeout_s", 900.0))
+    wh = _warehouse(config)
     n = retry_gave_up(wh) if reason == "gave_up" else request_retry(wh, stage)
     print(f"aesforge retry: {n} item(s) rejected as {reason}{f' in stage {stage}' if stage else ''} are pending again;"
           " the next run tries them")
@@ -257,7 +264,7 @@ def demo() -> int:
     code = run_pipeline(str(SAMPLE_CONFIG), None, "multiprocess")
     if code == 0:
         _, config = _use_config(str(SAMPLE_CONFIG))
-        wh = Warehouse(config["warehouse"]["path"])
+        wh = _warehouse(config)
         item = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY record_id LIMIT 1")
         if item:
             print(f"\nprovenance of one kept image ({item}):")

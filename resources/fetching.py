@@ -409,7 +409,7 @@ class HttpFetcher:
             path = Path(locator)
             if not path.is_absolute() and self.base_dir is not None:
                 path = self.base_dir / path
-        return self._with_retries(locator, lambda _budget_s: self._attempt_file(path), None)
+        return self._with_retries(locator, lambda _budget_s: self._attempt_file(path, locator), None)
 
     def _with_retries(
         self, locator: str, attempt_once: Callable[[float], _Outcome], host: str | None
@@ -557,12 +557,14 @@ class HttpFetcher:
             retryable=True,
         )
 
-    def _attempt_file(self, path: Path) -> _Outcome:
+    def _attempt_file(self, path: Path, locator: str) -> _Outcome:
+        """Read a local file; a failure names it by ``locator``, as it was asked for (a name relative to ``base_dir``
+        stays relative), so the detail does not change when the folder holding the files moves."""
         try:
             with path.open("rb") as handle:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode):
-                    return _Outcome(reason_code=MISSING_FILE, detail=f"not a regular file: {path}")
+                    return _Outcome(reason_code=MISSING_FILE, detail=f"not a regular file: {locator}")
                 if info.st_size > self.max_bytes:
                     return _Outcome(
                         reason_code=TOO_LARGE,
@@ -571,10 +573,10 @@ class HttpFetcher:
                 chunks = iter(partial(handle.read, CHUNK_BYTES), b"")
                 return _CappedBodyReader(self.max_bytes).read(chunks)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
-            return _Outcome(reason_code=MISSING_FILE, detail=f"{type(exc).__name__}: {path}")
+            return _Outcome(reason_code=MISSING_FILE, detail=f"{type(exc).__name__}: {locator}")
         except OSError as exc:
             return _Outcome(
-                reason_code=UNREADABLE_FILE, detail=f"{type(exc).__name__}: {exc.strerror} ({path})"
+                reason_code=UNREADABLE_FILE, detail=f"{type(exc).__name__}: {exc.strerror} ({locator})"
             )
 
 

@@ -1,4 +1,5 @@
-"""Re-keying a warehouse written before migration 0015, when local files were named by absolute paths.
+"""Re-keying a warehouse written when local files were named by absolute paths (before migration 0015;
+photocritique's rows before 0017).
 
 Migration 0015 turns blob URIs into references in SQL, but it cannot name a file relative to the project's root:
 the root is the config's folder, which only a run knows, and the ids built from those names are hashes of
@@ -119,12 +120,21 @@ def rename(con: duckdb.DuckDBPyConnection, renames: Mapping[str, str], root: str
         text = _ID.sub(lambda match: renames.get(match.group(0), match.group(0)), text)
         return in_folders(text) if in_folders else text
 
+    # a value renamed as a whole that looks like neither an id nor a path (a bare digest) is looked for as it is
+    bare = pd.DataFrame({"old": sorted(old for old in renames if not re.search(_CANDIDATE, old))}, dtype=object)
+    with registered(con, "_aesforge_bare", bare):
+        return _rename_columns(con, new_text, whole_values=not bare.empty)
+
+
+def _rename_columns(con: duckdb.DuckDBPyConnection, new_text: Callable[[str], str], whole_values: bool) -> int:
     changed = 0
     for table, column, kind in _text_columns(con):
         listed = kind.endswith("[]")
         text = f'CAST("{column}" AS VARCHAR)' if kind == "JSON" else f'"{column}"'
         where = (f"len(list_filter({text}, lambda x: regexp_matches(x, '{_CANDIDATE}'))) > 0" if listed
                  else f"regexp_matches({text}, '{_CANDIDATE}')")
+        if whole_values and not listed:
+            where += f" OR {text} IN (SELECT old FROM _aesforge_bare)"
         values = [row[0] for row in con.execute(f'SELECT DISTINCT {text} FROM "{table}" WHERE {where}').fetchall()]
         pairs = [(value, [new_text(item) for item in value] if listed else new_text(value)) for value in values]
         pairs = [(old, new) for old, new in pairs if old != new]

@@ -19,6 +19,7 @@ from assets.context_canvas.logic.retention import CRITERION_KEYS
 from quality.gx_suite import Expectation, validate
 from quality.results import store_and_report
 from resources.warehouse import WarehouseResource
+from warehouse.db import Warehouse
 
 CASE_FACTS = """
 SELECT case_id,
@@ -65,17 +66,17 @@ EXPORT_EXPECTATIONS = [
 ]
 
 
-def export_facts(con) -> pd.DataFrame:
+def export_facts(wh: Warehouse) -> pd.DataFrame:
     """One row per exported record: keys outside the model input (eval file) and probe keys (any file)."""
     rows = []
-    for path, in con.execute("SELECT path FROM export_file WHERE dataset = 'context_canvas' ORDER BY path").fetchall():
-        is_eval = Path(path).name.startswith("context_canvas_eval")
-        with open(path, encoding="utf-8") as stream:
+    for name in wh.query("SELECT path FROM export_file WHERE dataset = 'context_canvas' ORDER BY path")["path"]:
+        is_eval = Path(name).name.startswith("context_canvas_eval")
+        with wh.path_of(name).open(encoding="utf-8") as stream:
             for number, line in enumerate(stream, start=1):
                 record = json.loads(line)
                 keys = set(record)
                 probe = [k for k in _all_keys(record) if any(m in k.lower() for m in PROBE_MARKERS)]
-                rows.append({"file": Path(path).name, "line": number, "n_non_input_keys": len(keys - EVAL_KEYS) if is_eval else 0,
+                rows.append({"file": Path(name).name, "line": number, "n_non_input_keys": len(keys - EVAL_KEYS) if is_eval else 0,
                              "n_probe_keys": len(probe)})
     return pd.DataFrame(rows, columns=["file", "line", "n_non_input_keys", "n_probe_keys"])
 
@@ -116,7 +117,5 @@ def context_review_contract(context: AssetCheckExecutionContext, warehouse: Ware
 )
 def context_export_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:
     wh = warehouse.get_warehouse()
-    with wh.transaction() as con:
-        facts = export_facts(con)
-    outcomes = validate(facts, "context_canvas_export", EXPORT_EXPECTATIONS)
+    outcomes = validate(export_facts(wh), "context_canvas_export", EXPORT_EXPECTATIONS)
     yield from store_and_report(wh, context.run.run_id, "context_canvas_export", outcomes, AssetCheckSeverity.ERROR)

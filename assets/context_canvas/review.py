@@ -17,7 +17,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.context_canvas.cases import context_cases
 from assets.context_canvas.settings import ContextSettings
-from assets.core.exports import ExportFile, write_file
+from assets.core.exports import ExportFile, export_names, write_file
 from assets.context_canvas.logic.case_records import ContextCase
 from assets.context_canvas.logic.retention import (
     CRITERION_KEYS,
@@ -48,7 +48,7 @@ REVIEW_STAGE = "context_case_review"
 )
 def context_case_review(context: AssetExecutionContext, warehouse: WarehouseResource, context_canvas: ContextSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    params = {"min_reviewers": context_canvas.min_reviewers, "returned_dir": context_canvas.returned_dir}
+    params = {"min_reviewers": context_canvas.min_reviewers, "returned_dir": wh.name_of(context_canvas.returned_dir)}
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             cases = stored_cases(log.con)
@@ -78,16 +78,19 @@ def context_case_review(context: AssetExecutionContext, warehouse: WarehouseReso
 
 
 def _write_blank_sheet(step: Step, cases: list[ContextCase], target: Path) -> None:
-    """Write the blank sheet through the shared export writer (recorded as an export file) when its rows changed."""
+    """Write the blank sheet through the shared export writer (recorded as an export file) when its rows changed;
+    an unchanged one keeps its record, by name."""
     frame = pd.DataFrame(review_sheet_rows(cases), columns=list(SHEET_COLUMNS))
     if target.is_file():
         with target.open(encoding="utf-8", newline="") as stream:
             if list(csv.DictReader(stream)) == frame.to_dict("records"):
+                with step.batch() as log:
+                    export_names(step, log, [target])
                 return
     with step.batch() as log, registered(log.con, "_review_sheet", frame):
-        write_file(log, "context_review_sheet", ExportFile(target, "SELECT * FROM _review_sheet", "csv"),
+        write_file(step, log, "context_review_sheet", ExportFile(target, "SELECT * FROM _review_sheet", "csv"),
                    [entity_id("context_case", c.case_key) for c in cases], "lists")
-    step.notes["review_sheet"] = str(target)
+    step.notes["review_sheet"] = step.name_of(target)
 
 
 def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
@@ -99,18 +102,18 @@ def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:
     def read(path: Path) -> tuple[list[CaseReview], int]:
         return read_sheet_file(path, lambda stream, name: parse_reviews(stream, name, known_cases), ReviewSheetError)
 
-    def record(log: ActivityLog, path: Path, sha: str, reviews: list[CaseReview], _blank: int, error: SheetError | None) -> None:
-        _record_sheet(log, path, sha, reviews, error)
+    def record(log: ActivityLog, name: str, sha: str, reviews: list[CaseReview], _blank: int, error: SheetError | None) -> None:
+        _record_sheet(log, name, sha, reviews, error)
         step.counts["reviews_read"] += len(reviews)
 
     return ingest_sheets(step, REVIEW_STAGE, "case_review_sheet", returned, known, read, record, "sheets_read")
 
 
-def _record_sheet(log: ActivityLog, path: Path, sha: str, reviews: list[CaseReview], error: SheetError | None) -> None:
-    """The sheet's reviews (replacing those of its earlier content) and its status."""
-    record_review_sheet(log.con, str(path), [
-        {"sheet": str(path), "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
+def _record_sheet(log: ActivityLog, name: str, sha: str, reviews: list[CaseReview], error: SheetError | None) -> None:
+    """The sheet's reviews (replacing those of its earlier content) and its status, under its name."""
+    record_review_sheet(log.con, name, [
+        {"sheet": name, "row_number": r.row, "case_id": r.case_id, "reviewer": r.reviewer,
          "criteria": json.dumps(r.verdicts(), sort_keys=True), "final": r.final, "note": r.note or None,
          "activity_id": log.activity_id} for r in reviews],
-        {"path": str(path), "sha256": sha, "status": "rejected" if error else "read",
+        {"path": name, "sha256": sha, "status": "rejected" if error else "read",
          "problems": str(error) if error else None, "activity_id": log.activity_id})

@@ -115,7 +115,7 @@ class Step:
         return self.warehouse.name_of(path)
 
     def rekey(self, scope: str, renames_of: Callable[[duckdb.DuckDBPyConnection, Path], Mapping[str, str]]) -> None:
-        """Re-key ``scope``'s rows written before migration 0015 (``warehouse.rekey``), once per warehouse, in one
+        """Re-key ``scope``'s rows written with absolute paths (``warehouse.rekey``), once per warehouse, in one
         transaction of this activity: ``renames_of(con, root)`` says which old names and ids become which."""
         with self.batch() as log:
             if not rekey.pending(log.con, scope):
@@ -123,7 +123,7 @@ class Step:
             renamed = rekey.rename(log.con, renames_of(log.con, self.warehouse.root), self.warehouse.root)
             rekey.finish(log.con, scope, self.activity_id, renamed)
         self.notes.setdefault("rekeyed", {})[scope] = renamed
-        self.log.info(f"re-keyed {scope}: {renamed} values written before migration 0015 now name files relative to"
+        self.log.info(f"re-keyed {scope}: {renamed} values written by absolute paths now name files relative to"
                       f" {self.warehouse.root}")
 
     def read_before(self, path: Path, sha256: str) -> bool:

@@ -13,7 +13,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from assets.critique_canvas.critique_pairs import critique_pairs
 from assets.critique_canvas.settings import CritiqueAuditSettings, CritiqueSettings
-from assets.core.exports import ExportFile, write_file
+from assets.core.exports import ExportFile, export_names, write_file
 from assets.critique_canvas.logic.audit_sample import (
     ACCEPTANCE_RULES,
     ALL_SCOPE,
@@ -111,23 +111,23 @@ def critique_audit_sample(context: AssetExecutionContext, warehouse: WarehouseRe
                 [{"audit_round": audit.round, "pair_id": c.pair_id, "domain": c.domain, "position": n} for n, c in enumerate(sample)],
             )
             log.used((c.pair_id for c in sample), "audited_pair")
-            sheet_entity, _ = _write_sheet(log, audit, target, [c.pair_id for c in sample])
+            sheet_entity, _ = _write_sheet(step, log, audit, target, [c.pair_id for c in sample])
             write_audit_round(
                 log.con,
                 {"audit_round": audit.round, "sample_size": audit.size, "seed": audit.seed, "allocation": audit.allocation,
-                 "n_candidates": len(candidates), "n_sampled": len(sample), "sheet_path": str(target),
+                 "n_candidates": len(candidates), "n_sampled": len(sample), "sheet_path": step.name_of(target),
                  "sheet_entity_id": sheet_entity, "activity_id": log.activity_id, "drawn_at": utcnow()},
             )
         for c in sample:
             step.counts[f"sampled:{c.domain}"] += 1
         step.counts["candidates"] = len(candidates)
-        step.notes["sheet"] = str(target)
+        step.notes["sheet"] = step.name_of(target)
     return MaterializeResult(metadata=step.summary())
 
 
-def _write_sheet(log, audit: CritiqueAuditSettings, target: Path, pair_ids: list[str]) -> tuple[str, int]:
+def _write_sheet(step: Step, log, audit: CritiqueAuditSettings, target: Path, pair_ids: list[str]) -> tuple[str, int]:
     query = _SHEET_QUERY.format(audit_round=audit.round)  # the round name is checked against _ROUND_NAME
-    return write_file(log, "critique_audit", ExportFile(target, query, "csv"), pair_ids, "samples")
+    return write_file(step, log, "critique_audit", ExportFile(target, query, "csv"), pair_ids, "samples")
 
 
 def _keep_frozen(step: Step, audit: CritiqueAuditSettings, drawn: tuple, target: Path) -> None:
@@ -140,13 +140,16 @@ def _keep_frozen(step: Step, audit: CritiqueAuditSettings, drawn: tuple, target:
             " to a new name."
         )
     step.notes["frozen"] = f"round {audit.round!r} already drawn ({n_sampled} pairs)"
-    if not target.is_file():
+    if target.is_file():
+        with step.batch() as log:
+            export_names(step, log, [target])  # its rows (the round's too) by name, where they held its absolute path
+    else:
         with step.batch() as log:
             pair_ids = [r[0] for r in log.con.execute(
                 "SELECT pair_id FROM critique_audit_sample WHERE audit_round = ? ORDER BY position", [audit.round]).fetchall()]
-            sheet_entity, _ = _write_sheet(log, audit, target, pair_ids)
-            set_round_sheet(log.con, audit.round, str(target), sheet_entity)
-        step.notes["sheet_rewritten"] = str(target)
+            sheet_entity, _ = _write_sheet(step, log, audit, target, pair_ids)
+            set_round_sheet(log.con, audit.round, step.name_of(target), sheet_entity)
+        step.notes["sheet_rewritten"] = step.name_of(target)
 
 
 @asset(
@@ -161,7 +164,7 @@ def critique_audit_report(context: AssetExecutionContext, warehouse: WarehouseRe
     _checked(audit)
     wh = warehouse.get_warehouse()
     returned = Path(audit.returned_dir)
-    params = {"returned_dir": str(returned), "acceptance_rule": audit.acceptance_rule, "min_reviewers": audit.min_reviewers}
+    params = {"returned_dir": wh.name_of(returned), "acceptance_rule": audit.acceptance_rule, "min_reviewers": audit.min_reviewers}
     with recorded_step(context, wh, params) as step:
         problems = _ingest_sheets(step, returned)
         figures = _report(step, audit)
@@ -191,47 +194,53 @@ def _ingest_sheets(step: Step, returned: Path) -> list[str]:
             sampled.setdefault(audit_round, set()).add(pair_id)
         known = {path: (sha, status, detail) for path, sha, status, detail in
                  log.con.execute("SELECT path, sha256, status, detail FROM critique_audit_sheet").fetchall()}
-        owners = {(r, p, who): path for r, p, who, path in
+        # by sheet name, also where a warehouse written before names were used holds an absolute path (renamed by
+        # ingest_sheets only after this is read)
+        owners = {(r, p, who): step.name_of(step.warehouse.path_of(path)) for r, p, who, path in
                   log.con.execute("SELECT audit_round, pair_id, reviewer, sheet_path FROM critique_audit_review").fetchall()}
 
     def read(path: Path) -> tuple[list[Review], int]:
-        reviews, blank = _read_sheet(path, sampled, owners)
-        for key in [k for k, owner in owners.items() if owner == str(path)]:
+        name = step.name_of(path)
+        reviews, blank = _read_sheet(path, name, sampled, owners)
+        for key in [k for k, owner in owners.items() if owner == name]:
             del owners[key]
-        owners.update({(r.audit_round, r.pair_id, r.reviewer): str(path) for r in reviews})
+        owners.update({(r.audit_round, r.pair_id, r.reviewer): name for r in reviews})
         return reviews, blank
 
-    def record(log: ActivityLog, path: Path, sha: str, reviews: list[Review], blank: int, error: SheetError | None) -> None:
-        _record_sheet(step, log, path, sha, reviews, blank, error)
+    def record(log: ActivityLog, name: str, sha: str, reviews: list[Review], blank: int, error: SheetError | None) -> None:
+        _record_sheet(step, log, name, sha, reviews, blank, error)
 
     return ingest_sheets(step, AUDIT_STAGE, "audit_sheet", returned, known, read, record, "sheets_ingested", role="review_sheet")
 
 
-def _read_sheet(path: Path, sampled: dict[str, set[str]], owners: dict[tuple[str, str, str], str]) -> tuple[list[Review], int]:
+def _read_sheet(path: Path, name: str, sampled: dict[str, set[str]],
+                owners: dict[tuple[str, str, str], str]) -> tuple[list[Review], int]:
+    """The sheet's reviews; one of a pair its reviewer reviewed in another sheet (``owners``: by sheet name) is a
+    clash that rejects the sheet."""
     reviews, blank = read_sheet_file(path, lambda stream, name: parse_review_sheet(stream, name, sampled), SheetError)
     clashes = [
         (r.row, f"reviewer {r.reviewer!r} already reviewed pair {r.pair_id} in sheet {Path(owner).name}")
         for r in reviews
-        if (owner := owners.get((r.audit_round, r.pair_id, r.reviewer))) not in (None, str(path))
+        if (owner := owners.get((r.audit_round, r.pair_id, r.reviewer))) not in (None, name)
     ]
     if clashes:
         raise SheetError(path.name, clashes)
     return reviews, blank
 
 
-def _record_sheet(step: Step, log: ActivityLog, path: Path, sha: str, reviews: list[Review], blank: int,
+def _record_sheet(step: Step, log: ActivityLog, name: str, sha: str, reviews: list[Review], blank: int,
                   error: SheetError | None) -> None:
     """The sheet's reviews (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
     sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("audit_sheet", sha)
     record_audit_sheet(
         log.con,
-        str(path),
+        name,
         [{"audit_round": r.audit_round, "pair_id": r.pair_id, "reviewer": r.reviewer, "accept": r.accept,
           "blocking_issues": json.dumps(list(r.blocking_issues)), "non_blocking_issues": json.dumps(list(r.non_blocking_issues)),
-          "comment": r.comment or None, "sheet_path": str(path), "sheet_sha256": sha, "sheet_row": r.row,
+          "comment": r.comment or None, "sheet_path": name, "sheet_sha256": sha, "sheet_row": r.row,
           "activity_id": log.activity_id} for r in reviews],
-        {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
+        {"path": name, "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
          "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
          "n_reviews": len(reviews), "n_blank": blank, "activity_id": log.activity_id, "read_at": utcnow()},
     )

@@ -22,8 +22,8 @@ RECORDS = "SELECT * FROM critique_canvas_records ORDER BY split, conversation_gr
 def compact_query(split: str) -> str:
     """One human–assistant exchange per record, as LLaVA-style trainers read it; metadata stays out of model input."""
     return (
-        "SELECT id, image, [{'from': 'human', 'value': '<image>\n' || instruction}, {'from': 'gpt', 'value': response}]"
-        f" AS conversations FROM critique_canvas_records WHERE split = '{split}' ORDER BY conversation_group, turn"
+        "SELECT id, image, llava_conversation(instruction, response) AS conversations"
+        f" FROM critique_canvas_records WHERE split = '{split}' ORDER BY conversation_group, turn"
     )
 
 

@@ -173,22 +173,22 @@ def _ingest_votes(step: Step, returned: Path) -> list[str]:
         """One sheet, whole or not at all."""
         return read_sheet_file(path, lambda stream, name: parse_review_votes(stream, name, known_items), ReviewSheetError)
 
-    def record(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
-        _record_sheet(log, path, sha, votes, blank, error)
+    def record(log: ActivityLog, name: str, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
+        _record_sheet(log, name, sha, votes, blank, error)
         step.counts["votes_ingested"] += len(votes)
 
     return ingest_sheets(step, REVIEW_STAGE, "review_sheet", returned, known, read, record, "sheets_ingested")
 
 
-def _record_sheet(log: ActivityLog, path: Path, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
+def _record_sheet(log: ActivityLog, name: str, sha: str, votes: list[Vote], blank: int, error: SheetError | None) -> None:
     """The sheet's votes (replacing those of its earlier content) and its status; ``ingest_sheets`` records the
     sheet entity and the loop its rejection row."""
     sheet_entity = entity_id("review_sheet", sha)
-    record_review_sheet(log.con, str(path), [
+    record_review_sheet(log.con, name, [
         {"item_id": v.item_id, "annotator": v.annotator, "review_round": v.review_round, "flawed": v.flawed,
-         "comment": v.comment or None, "sheet_path": str(path), "sheet_row": v.row, "activity_id": log.activity_id}
+         "comment": v.comment or None, "sheet_path": name, "sheet_row": v.row, "activity_id": log.activity_id}
         for v in votes],
-        {"path": str(path), "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
+        {"path": name, "sha256": sha, "entity_id": sheet_entity, "status": "rejected" if error else "ingested",
          "reason_code": error.reason_code if error else None, "detail": str(error) if error else None,
          "n_votes": len(votes), "n_blank": blank, "activity_id": log.activity_id})
 

@@ -8,7 +8,6 @@ folder) is named relative to the warehouse's root, like every local file the poo
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
@@ -18,7 +17,7 @@ from assets.photocritique.logic.image_links import locate, resolve_images
 from assets.photocritique.logic.reddit_records import Post
 from assets.photocritique.reddit_ingest import reddit_posts
 from assets.photocritique.store import replace_post_images
-from assets.photocritique.settings import PhotocritiqueSettings
+from assets.photocritique.settings import PhotocritiqueSettings, named_locator
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse
@@ -65,7 +64,7 @@ def reddit_post_images(
     params = {
         "gallery_items": photocritique.gallery_items,
         "local_images": {**local.model_dump(), "path": wh.name_of(local.path)} if local else None,
-        "url_rewrite": {prefix: _named(wh, target) for prefix, target in photocritique.url_rewrite.items()},
+        "url_rewrite": photocritique.named_url_rewrite(wh.name_of),
         "image_license": photocritique.image_license,
         "image_redistribution": photocritique.image_redistribution,
     }
@@ -97,11 +96,6 @@ class _Resolved:
     rows: list[SourceRow]
 
 
-def _named(wh: Warehouse, locator: str) -> str:
-    """A local file or folder (``locate`` gives absolute paths) by its name in the warehouse; a URL as it is."""
-    return wh.name_of(locator) if Path(locator).is_absolute() else locator
-
-
 def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str, wh: Warehouse) -> Kept:
     """One post's image candidates as pool records, or why it has none (a decision of the next stage, so kept
     here with its problem); local files are named by ``wh``."""
@@ -111,8 +105,9 @@ def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str, 
     resolution = resolve_images(post, settings.gallery_items)
     rows, images = [], []
     for candidate in resolution.candidates:
-        locator = _named(wh, locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
-                                    local.pattern if local else "{post_id}*", settings.url_rewrite))
+        found = locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
+                       local.pattern if local else "{post_id}*", settings.url_rewrite)
+        locator = named_locator(wh.name_of, found)
         row = image_source_row(post, candidate.url, candidate.method, candidate.position, locator, settings)
         rows.append(row)
         images.append({"post_id": post.post_id, "position": candidate.position, "url": candidate.url,

@@ -5,7 +5,6 @@ the merged post or comment is the latest retrieval. Dump scans checkpoint their 
 HTTP sources mark each answered post, so a crash or a rerun repeats no finished work.
 """
 
-import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -17,6 +16,16 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.logic.iteration import batched
 from assets.photocritique.logic.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
+from assets.photocritique.logic.reddit_ids import (
+    dump_line_key,
+    file_fingerprint,
+    id_list_line_key,
+    observation_id,
+    problem_digest,
+    scan_key,
+    source_entity_id,
+)
+from assets.photocritique.location_rekey import REKEY_SCOPE, location_renames
 from assets.photocritique.logic.reddit_records import (
     UNSUPPORTED_FILE,
     Comment,
@@ -52,7 +61,7 @@ from resources.reddit_sources import (
 )
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
-from warehouse.ids import canonical_json, digest_of, entity_id
+from warehouse.ids import canonical_json, digest_of, entity_id, sha256_hex
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
 SUBMISSIONS = "submissions"
@@ -75,12 +84,14 @@ def dump_files(locations: Iterable[str]) -> list[Path]:
 
 
 def configured_sources(
-    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource
+    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource,
+    name_of: Callable[[Path], str],
 ) -> list[RedditSource]:
-    """The sources the user configured, dumps first (cheapest), then the archive API, then live Reddit."""
+    """The sources the user configured, dumps first (cheapest), then the archive API, then live Reddit; dump
+    files named by ``name_of`` (the warehouse's names, relative to the project)."""
     sources: list[RedditSource] = []
     if settings.dumps:
-        sources.append(DumpSource(dump_files(settings.dumps)))
+        sources.append(DumpSource(dump_files(settings.dumps), name_of=name_of))
     for resource in (archive_api, reddit_api):
         source = resource.get_source()
         if source is not None:
@@ -89,10 +100,11 @@ def configured_sources(
 
 
 def _parameters(
-    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource
+    settings: PhotocritiqueSettings, archive_api: RedditArchiveApiResource, reddit_api: RedditApiResource,
+    name_of: Callable[[str], str],
 ) -> dict:
     """Provenance parameters: the settings without the salt; the API sections hold only env-var names."""
-    return {"settings": settings.recorded_parameters(), "archive_api": archive_api.model_dump(), "reddit_api": reddit_api.model_dump()}
+    return {"settings": settings.recorded_parameters(name_of), "archive_api": archive_api.model_dump(), "reddit_api": reddit_api.model_dump()}
 
 
 def _require_sources(sources: list[RedditSource]) -> None:
@@ -114,16 +126,13 @@ def _check_salt(step: Step, hasher: UsernameHasher) -> None:
 
 
 def _source_entity(source_kind: str, locator: str) -> Entity:
-    return Entity(
-        entity_id("reddit_source", digest_of([source_kind, locator])),
-        "reddit_source",
-        attributes={"source_kind": source_kind, "locator": locator},
-    )
+    return Entity(source_entity_id(source_kind, locator), "reddit_source",
+                  attributes={"source_kind": source_kind, "locator": locator})
 
 
 def _problem_id(problem: SourceProblem, scope: str) -> str:
     o = problem.origin
-    return digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, scope, problem.reason_code, problem.item_id])
+    return problem_digest(o.source_kind, o.locator, o.line_no, o.byte_offset, scope, problem.reason_code, problem.item_id)
 
 
 def _problem_row(log: ActivityLog, problem: SourceProblem, scope: str) -> dict:
@@ -151,10 +160,6 @@ class _Answered:
     keys: tuple[str, ...]
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class ObservationWriter:
     """The item loop's parts for source records: one item per dump line, HTTP record or source problem; the
     per-item work parses and normalizes (problems keep their reason), the writer stores observations with
@@ -176,9 +181,8 @@ class ObservationWriter:
     def item(payload: DumpLine | RawItem | SourceProblem | _Answered) -> Item:
         """The loop's item for what a source yielded: keyed by where it was read, fingerprinted by its bytes."""
         if isinstance(payload, DumpLine):
-            where = f"{payload.locator}#{payload.byte_offset}".encode(errors="surrogateescape")
-            key = entity_id("reddit_dump_line", _sha256(where))
-            return Item(key, f"{payload.locator}#line={payload.line_no}", _sha256(payload.data), payload)
+            key = dump_line_key(payload.locator, payload.byte_offset)
+            return Item(key, f"{payload.locator}#line={payload.line_no}", sha256_hex(payload.data), payload)
         if isinstance(payload, _Answered):
             key = entity_id("reddit_fetch_batch", digest_of([payload.source_kind, payload.keys]))
             return Item(key, payload.source_kind, key, payload)
@@ -187,7 +191,7 @@ class ObservationWriter:
             record_id = repr(payload.data.get("id"))[:100]
             key = entity_id(f"reddit_{payload.kind}_copy", digest_of([origin.source_kind, origin.locator, record_id]))
             # json.dumps escapes to ASCII: a record may hold lone surrogates, which UTF-8 cannot encode
-            return Item(key, origin.locator, _sha256(json.dumps(payload.data, sort_keys=True, default=str).encode()), payload)
+            return Item(key, origin.locator, sha256_hex(json.dumps(payload.data, sort_keys=True, default=str).encode()), payload)
         key = entity_id("reddit_source_problem", _problem_id(payload, "any"))
         return Item(key, origin.locator, digest_of([payload.reason_code, payload.detail]), payload)
 
@@ -234,9 +238,8 @@ class ObservationWriter:
             edges.append((content_entity, sources[(record.origin.source_kind, record.origin.locator)].entity_id, "read_from"))
             o = record.origin
             row = {
-                "observation_id": entity_id(
-                    f"{kind}_observation", digest_of([o.source_kind, o.locator, o.line_no, o.byte_offset, digest, o.retrieved_at])
-                ),
+                "observation_id": observation_id(kind, o.source_kind, o.locator, o.line_no, o.byte_offset, digest,
+                                                 o.retrieved_at),
                 "post_id": record.post_id,
                 "entity_id": content_entity,
                 "source_kind": o.source_kind,
@@ -256,12 +259,6 @@ class ObservationWriter:
         log.derived(edges)
 
 
-def _fingerprint(path: Path) -> str:
-    """Cheap identity of a (possibly huge) dump file: path, size and mtime, not a full hash."""
-    stat = path.stat()
-    return digest_of([str(path.resolve()), stat.st_size, stat.st_mtime_ns])
-
-
 def scan_dumps(
     step: Step,
     source: DumpSource,
@@ -275,16 +272,17 @@ def scan_dumps(
     the file's checkpoint moves with every committed batch."""
     kind = "submission" if scope == SUBMISSIONS else "comment"
     for path in source.files(kind):
+        name = step.name_of(path)
         try:
-            scan_key = digest_of([_fingerprint(path), scope, target_digest])
+            key = scan_key(file_fingerprint(name, path), scope, target_digest)
         except OSError:  # missing file: the scan reports it as unreadable_file
-            scan_key = digest_of([str(path), scope, target_digest])
+            key = scan_key(name, scope, target_digest)
         with step.batch() as log:
-            state = log.con.execute("SELECT status, resume_offset FROM reddit_dump_scan WHERE scan_key = ?", [scan_key]).fetchone()
+            state = log.con.execute("SELECT status, resume_offset FROM reddit_dump_scan WHERE scan_key = ?", [key]).fetchone()
         if state and state[0] == "complete":
             step.counts[f"dump_files_already_scanned:{scope}"] += 1
             continue
-        progress = _ScanProgress(scan_key, str(path), scope, target_digest)
+        progress = _ScanProgress(key, name, scope, target_digest)
         lines = scan(path, state[1] if state else 0)
         if state:  # resuming: the line at the checkpoint was committed already, so it is read but not stored again
             step.counts[f"dump_files_resumed:{scope}"] += 1
@@ -339,7 +337,7 @@ def _report_unsupported_files(step: Step, source: DumpSource, writer: Observatio
                 log,
                 [],
                 [
-                    SourceProblem(Origin("dump", str(p)), UNSUPPORTED_FILE, "name matches no dump pattern (RS_/RC_YYYY-MM, <sub>_submissions/_comments)")
+                    SourceProblem(Origin("dump", source.name_of(p)), UNSUPPORTED_FILE, "name matches no dump pattern (RS_/RC_YYYY-MM, <sub>_submissions/_comments)")
                     for p in odd
                 ],
             )
@@ -407,8 +405,8 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
                     f" ORDER BY {key}, observation_id"
                 ).fetchall()
             grouped: dict[str, list[tuple[str, str]]] = {k: [] for k in chunk}
-            for k, observation_id, record in rows:
-                grouped[k].append((observation_id, record))
+            for k, obs_id, record in rows:
+                grouped[k].append((obs_id, record))
             for k, observations in grouped.items():
                 yield Item(f"{table}_id:{k}", k, digest_of([o for o, _ in observations]), (k, observations))
 
@@ -417,7 +415,7 @@ def merge_pending(step: Step, scope: str, batch_size: int) -> None:
         _, observations = item.payload
         if not observations:  # queued, but its observations are gone: nothing to merge, off the queue
             return Kept(None, count=f"merged:{scope}")
-        parsed = [(observation_id, record_type.from_row(json.loads(record))) for observation_id, record in observations]
+        parsed = [(obs_id, record_type.from_row(json.loads(record))) for obs_id, record in observations]
         by_identity = {id(obj): obs_id for obs_id, obj in parsed}
         winner = merge_observations(obj for _, obj in parsed)
         return Kept(_merged_row(scope, winner, by_identity[id(winner)], len(parsed), step.activity_id), count=f"merged:{scope}")
@@ -476,21 +474,22 @@ def _read_candidates(step: Step, settings: PhotocritiqueSettings) -> None:
     for list_file in map(Path, settings.id_lists):
         if not list_file.is_file():
             raise Failure(description=f"id list not found: {list_file}")
+        name = step.name_of(list_file)
         lines = (
-            Item(entity_id("reddit_id_list_line", digest_of([str(list_file), line])), f"{list_file}#line={line}",
+            Item(id_list_line_key(name, line), f"{name}#line={line}",
                  digest_of([pid, reason, detail]), (line, pid, reason, detail))
             for line, pid, reason, detail in parse_id_list(list_file)
         )
-        run_items(step, CANDIDATE_STAGE, lines, lambda item, f=list_file: _candidate_line(f, item), _write_candidates,
+        run_items(step, CANDIDATE_STAGE, lines, lambda item, n=name: _candidate_line(n, item), _write_candidates,
                   batch_size=settings.batch_size, record_rejections=False)
 
 
-def _candidate_line(list_file: Path, item: Item) -> Outcome:
+def _candidate_line(list_name: str, item: Item) -> Outcome:
     line, pid, reason, detail = item.payload
     if pid is not None:
-        return Kept({"post_id": pid, "list_file": str(list_file), "line_no": line}, count="candidate_lines")
-    detail = f"{list_file.name} {detail}"  # the detail starts "line N"
-    return Rejected(reason, detail, value=SourceProblem(_list_origin(list_file, line), reason, detail, None))
+        return Kept({"post_id": pid, "list_file": list_name, "line_no": line}, count="candidate_lines")
+    detail = f"{Path(list_name).name} {detail}"  # the detail starts "line N"
+    return Rejected(reason, detail, value=SourceProblem(_list_origin(list_name, line), reason, detail, None))
 
 
 def _write_candidates(log: ActivityLog, done: list[Done]) -> None:
@@ -500,8 +499,8 @@ def _write_candidates(log: ActivityLog, done: list[Done]) -> None:
     write_source_problems(log.con, [_problem_row(log, d.outcome.value, "candidates") for d in done if not d.kept])
 
 
-def _list_origin(list_file: Path, line: int) -> Origin:
-    return Origin(source_kind="id_list", locator=str(list_file), line_no=line)
+def _list_origin(list_name: str, line: int) -> Origin:
+    return Origin(source_kind="id_list", locator=list_name, line_no=line)
 
 
 def candidate_ids(step: Step) -> list[str]:
@@ -530,13 +529,14 @@ def _ingest(
 ) -> MaterializeResult:
     """What both ingestion assets share: the recorded step, the salt check, the sources, the final merge."""
     wh = warehouse.get_warehouse()
-    with recorded_step(context, wh, _parameters(settings, archive_api, reddit_api)) as step:
+    with recorded_step(context, wh, _parameters(settings, archive_api, reddit_api, wh.name_of)) as step:
+        step.rekey(REKEY_SCOPE, location_renames)  # a warehouse written before migration 0017, once
         if not settings.enabled():
             step.notes["skipped"] = "no id list or subreddit configured"
             return MaterializeResult(metadata=step.summary())
         hasher = settings.hasher()
         _check_salt(step, hasher)
-        sources = configured_sources(settings, archive_api, reddit_api)
+        sources = configured_sources(settings, archive_api, reddit_api, step.name_of)
         _require_sources(sources)
         writer = ObservationWriter(scope, hasher, settings.bot_accounts)
         read(step, writer, sources)

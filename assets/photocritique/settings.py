@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Optional
 
 from dagster import Config, ConfigurableResource, Failure
@@ -94,9 +96,26 @@ class PhotocritiqueSettings(ConfigurableResource):
             bot_boilerplate=tuple(self.bot_boilerplate),
         )
 
-    def recorded_parameters(self) -> dict:
-        """The settings as provenance parameters; the salt is left out."""
-        return self.model_dump(exclude={"username_salt"})
+    def recorded_parameters(self, name_of: Callable[[str], str]) -> dict:
+        """The settings as provenance parameters, local files by ``name_of`` (relative to the project, so the
+        parameters do not change when it moves); the salt is left out."""
+        values = self.model_dump(exclude={"username_salt"})
+        values.update(id_lists=[name_of(p) for p in self.id_lists], dumps=[name_of(p) for p in self.dumps],
+                      export_dir=name_of(self.export_dir), url_rewrite=self.named_url_rewrite(name_of))
+        if self.local_images is not None:
+            values["local_images"] = {**values["local_images"], "path": name_of(self.local_images.path)}
+        return values
+
+
+    def named_url_rewrite(self, name_of: Callable[[str], str]) -> dict[str, str]:
+        """``url_rewrite`` with its local folders (resolved to absolute paths by the loader) by ``name_of``; a
+        mirror URL as it is."""
+        return {prefix: named_locator(name_of, target) for prefix, target in self.url_rewrite.items()}
+
+
+def named_locator(name_of: Callable[[str], str], locator: str) -> str:
+    """A local file or folder (absolute, as the loader resolves them) by ``name_of``; a URL as it is."""
+    return name_of(locator) if Path(locator).is_absolute() else locator
 
 
 def _epoch(value: str) -> int:

@@ -97,10 +97,10 @@ def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseRe
         with step.batch() as log:
             replace_phase1_items(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.used((i[2] for i in items), "illustration")
-            write_file(log, "poetry_survey_items", sheet, [i[2] for i in items], "lists")
+            write_file(step, log, "poetry_survey_items", sheet, [i[2] for i in items], "lists")
             step.remember_inputs(log, inputs)
         step.counts["items"] = len(rows)
-        step.notes["item_sheet"] = str(sheet.path)
+        step.notes["item_sheet"] = step.name_of(sheet.path)
     return MaterializeResult(metadata=step.summary())
 
 

@@ -39,8 +39,7 @@ def conversations_query(split: str) -> str:
     """One split of the conversations config: the instruction as the human turn after the image, the response as
     the assistant's."""
     return f"""
-SELECT id, image_sha256 AS image, image_sha256,
-       [{{'from': 'human', 'value': '<image>\n' || instruction}}, {{'from': 'gpt', 'value': response}}] AS conversations
+SELECT id, image_sha256 AS image, image_sha256, llava_conversation(instruction, response) AS conversations
 FROM critique_canvas_records WHERE split = '{split}'
 """
 

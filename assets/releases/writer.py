@@ -440,11 +440,11 @@ def _record(step: Step, spec: ReleaseSpec, out: Path, files: Mapping[str, str], 
             if rel.startswith("images/"):
                 continue
             kind = rel.rsplit(".", 1)[-1]
-            n = rows.get(rel.split("/")[1] + "/" + rel.split("/")[2].split("-")[0], 0) if rel.startswith("data/") else 0
-            record_export(log, f"{spec.dataset}_release", out / rel, kind, n, [release_id], "part_of")
+            n = pq.ParquetFile(out / rel).metadata.num_rows if kind == "parquet" else 0  # the shard's own rows, from its footer
+            record_export(step, log, f"{spec.dataset}_release", out / rel, kind, n, [release_id], "part_of")
         step.remember_inputs(log, fingerprint)
     step.counts.update({f"rows:{key}": n for key, n in rows.items()})
-    step.notes["folder"] = str(out)
+    step.notes["folder"] = step.name_of(out)
 
 
 def _card_facts(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec, configs: list[ConfigCard],

@@ -511,7 +511,7 @@ def test_malformed_review_sheet_fails_naming_its_rows_after_the_good_sheet_is_st
     _write_sheet(returned / "ana.csv", header, ana)
     fixed = materialize(config, "context_case_review")
     assert fixed.success, failures(fixed)
-    assert wh.scalar("SELECT status FROM context_review_sheet WHERE path = ?", [str(returned / "ana.csv")]) == "read"
+    assert wh.scalar("SELECT status FROM context_review_sheet WHERE path = ?", [warehouse_for(config).name_of(returned / "ana.csv")]) == "read"
     assert wh.scalar("SELECT count(*) FROM context_review") == 17
     assert dict(wh.query("SELECT case_id, status FROM context_case_status").itertuples(index=False)) == sample.summary["expected_status"]
 

@@ -24,7 +24,7 @@ def audited(tmp_path) -> tuple[Path, Warehouse]:
 
 
 def _blank_sheet(wh: Warehouse) -> tuple[Path, list[dict]]:
-    path = Path(wh.scalar("SELECT sheet_path FROM critique_audit_round WHERE audit_round = 'r1'"))
+    path = wh.path_of(wh.scalar("SELECT sheet_path FROM critique_audit_round WHERE audit_round = 'r1'"))
     with path.open(encoding="utf-8", newline="") as stream:
         return path, list(csv.DictReader(stream))
 
@@ -85,7 +85,7 @@ def _figures(wh: Warehouse, scope: str = "all") -> dict:
 def test_reviewer_sheets_give_figures_and_a_malformed_sheet_names_its_rows(audited):
     config, wh = audited
     _, rows = _blank_sheet(wh)
-    returned = Path(wh.scalar("SELECT sheet_path FROM critique_audit_round")).parent / "returned"
+    returned = wh.path_of(wh.scalar("SELECT sheet_path FROM critique_audit_round")).parent / "returned"
     hallucinated, generic, mismatch = "invented a red car", "generic answer", "instruction does not match the image"
     ok = ("accept", "", "")
     _return_sheet(returned, "alice.csv", rows, "alice",
@@ -124,7 +124,7 @@ def test_reviewer_sheets_give_figures_and_a_malformed_sheet_names_its_rows(audit
     message = " ".join(failures(result))
     assert "dave.csv" in message and "row 2: decision is reject but no blocking issue" in message
     assert "row 4: decision 'maybe' is not accept or reject" in message
-    sheet = wh.query("SELECT status, reason_code, detail FROM critique_audit_sheet WHERE path = ?", [str(dave)]).iloc[0]
+    sheet = wh.query("SELECT status, reason_code, detail FROM critique_audit_sheet WHERE path = ?", [wh.name_of(dave)]).iloc[0]
     assert sheet["status"] == "rejected" and sheet["reason_code"] == "malformed_audit_sheet" and "row 4" in sheet["detail"]
     assert wh.scalar("SELECT count(*) FROM critique_audit_review WHERE reviewer = 'dave'") == 0
     assert _figures(wh)["n_decided"] == 6
@@ -157,7 +157,7 @@ def test_reviewer_sheets_give_figures_and_a_malformed_sheet_names_its_rows(audit
 def test_export_holds_accepted_split_pairs_with_provenance_and_the_compact_form(tmp_path):
     config, wh = built(tmp_path, "critique_pairs", "critique_splits", "critique_audit_sample", critique={"audit": AUDIT})
     _, rows = _blank_sheet(wh)
-    returned = Path(wh.scalar("SELECT sheet_path FROM critique_audit_round")).parent / "returned"
+    returned = wh.path_of(wh.scalar("SELECT sheet_path FROM critique_audit_round")).parent / "returned"
     for reviewer in ("alice", "bob"):
         _return_sheet(returned, f"{reviewer}.csv", rows, reviewer,
                       {0: ("reject", "material hallucination", ""), **{n: ("accept", "", "") for n in range(1, 9)}})

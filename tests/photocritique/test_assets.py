@@ -161,11 +161,12 @@ def _tables_containing(con: duckdb.DuckDBPyConnection, needle: str) -> list[str]
 
 
 def test_export_holds_one_record_per_kept_post_with_ranked_critiques(dump_build: Warehouse, expected: dict) -> None:
-    files = dict(dump_build.query("SELECT format, path FROM export_file").itertuples(index=False))
+    recorded = dump_build.query("SELECT format, path FROM export_file").itertuples(index=False)
+    files = {kind: dump_build.path_of(name) for kind, name in recorded}
     with duckdb.connect() as con:
         parquet = con.execute(f"SELECT * FROM read_parquet('{files['parquet']}') ORDER BY post_id").fetchall()
         columns = [d[0] for d in con.description]
-    lines = [json.loads(line) for line in Path(files["jsonl"]).read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for line in files["jsonl"].read_text(encoding="utf-8").splitlines()]
     assert [r[columns.index("post_id")] for r in parquet] == sorted(expected["kept"]) == [r["post_id"] for r in lines]
     for record in lines:
         assert [c["comment_id"] for c in record["critiques"]] == expected["kept"][record["post_id"]]
@@ -191,10 +192,10 @@ def test_rerun_with_unchanged_inputs_adds_nothing(tmp_path: Path, archive: Path,
     scans = wh.query("SELECT DISTINCT status FROM reddit_dump_scan")
     assert list(scans["status"]) == ["complete"]
     # An export file edited by hand is rewritten on the next run, byte-identical to what was recorded.
-    jsonl, recorded = wh.query("SELECT path, sha256 FROM export_file WHERE format = 'jsonl'").iloc[0]
-    Path(jsonl).write_text("edited\n", encoding="utf-8")
+    name, recorded = wh.query("SELECT path, sha256 FROM export_file WHERE format = 'jsonl'").iloc[0]
+    wh.path_of(name).write_text("edited\n", encoding="utf-8")
     assert _run(config).success
-    assert sha256_file(Path(jsonl)) == recorded
+    assert sha256_file(wh.path_of(name)) == recorded
 
 
 def _snapshot(wh: Warehouse) -> dict:

@@ -48,12 +48,7 @@ def test_every_release_loads_with_datasets_pyarrow_duckdb_and_mlcroissant(demos,
     check_no_local_traces(folder, [str(root), "file://"])
 
 
-IDENTICAL = [pytest.param("photocritique", marks=pytest.mark.xfail(
-    strict=True, reason="assets/photocritique/reddit_ingest.py still derives reddit_source and observation ids from "
-    "absolute dump paths, and those ids reach provenance.parquet")), *(n for n in DATASETS if n != "photocritique")]
-
-
-@pytest.mark.parametrize("name", IDENTICAL)
+@pytest.mark.parametrize("name", DATASETS)
 def test_two_folders_give_byte_identical_releases(demos, name):
     (one, _), (two, _) = demos
     first, second = _manifest(one, name), _manifest(two, name)

@@ -25,7 +25,7 @@ from warehouse.db import Warehouse
 
 SELECTION = (
     "source_records", "fetched_files", "normalized_images", "pool_candidates", "perceptual_duplicates", "image_pool",
-    "reddit_posts", "reddit_post_images", "poem_corpus", "context_cases", "design_records", "context_case_review",
+    "reddit_posts", "reddit_comments", "reddit_post_images", "poem_corpus", "context_cases", "design_records", "context_case_review",
     "context_shortcut_report",
 )
 
@@ -41,29 +41,9 @@ RUN_COLUMNS = {
 }
 # Timestamp columns (recorded_at, seen_at, called_at, ...) are masked by their type.
 
-# Columns still written from absolute paths by code outside issue 14's part 1 (see the report of that change): they
-# are compared with each project's folder replaced by <project>, and must still differ, so an entry is removed once
-# its owner names files relative to the warehouse's root.
-LEFTOVER_PATH_COLUMNS = {
-    ("activity", "parameters"): "assets/photocritique/reddit_ingest.py (id_lists and dumps as given)",
-    ("activity", "summary"): "assets/context_canvas/review.py (review_sheet note)",
-    ("context_review", "sheet"): "assets/core/returned_sheets.py (the returned sheet's path)",
-    ("context_review_sheet", "path"): "assets/core/returned_sheets.py",
-    ("entity", "attributes"): "assets/core/exports.py (export_file entities' path)",
-    ("export_file", "path"): "assets/core/exports.py",
-    ("fetch_attempt", "error"): "resources/fetching.py (names the resolved path of a missing file)",
-    ("rejection", "detail"): "resources/fetching.py (the fetch stage's detail is the fetcher's)",
-    ("reddit_candidate", "list_file"): "assets/photocritique/reddit_ingest.py",
-    ("reddit_dump_scan", "locator"): "assets/photocritique/reddit_ingest.py",
-    ("reddit_post", "source_locator"): "assets/photocritique/reddit_ingest.py",
-    ("reddit_post", "record"): "assets/photocritique/reddit_ingest.py (the record's origin)",
-    ("reddit_post_observation", "source_locator"): "assets/photocritique/reddit_ingest.py",
-    ("reddit_post_observation", "record"): "assets/photocritique/reddit_ingest.py",
-    ("reddit_source_problem", "locator"): "assets/photocritique/reddit_ingest.py",
-}
-# Ids reddit_ingest.py still derives from absolute paths: their digests are replaced wherever they appear.
-LEFTOVER_ID = re.compile(r"\b(reddit_source|reddit_post_observation|reddit_source_problem):[0-9a-f]{64}\b")
-LEFTOVER_DIGEST_COLUMNS = {("reddit_dump_scan", "scan_key"), ("reddit_source_problem", "problem_id")}
+# A dump scan's key derives from the file's size and mtime (a changed dump is scanned again), and each project's
+# sample was written at its own time.
+MTIME_DERIVED = {("reddit_dump_scan", "scan_key")}
 
 
 @dataclass(frozen=True)
@@ -122,7 +102,8 @@ def rekeyed(tmp_path_factory) -> Project:
     wh = project.wh
     assert wh.scalar("SELECT count(*) FROM source_record WHERE starts_with(locator, ?)", [str(project.folder)]) > 50
     with wh.transaction() as con:
-        con.execute("INSERT INTO location_rekey (scope) VALUES ('image_pool'), ('poetry'), ('context_canvas'), ('designs')")
+        con.execute("INSERT INTO location_rekey (scope) VALUES ('image_pool'), ('poetry'), ('context_canvas'), ('designs'),"
+                    " ('photocritique')")
     _write_config(project.config)
     _run(project.config)
     return project
@@ -139,26 +120,23 @@ def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
     return tables
 
 
-def _comparable(project: Project, table: str, columns: list[tuple[str, str]], rows: list[tuple]) -> list[str]:
-    """The rows as sorted strings, with run columns masked and the leftovers' paths and ids normalised."""
+def _comparable(table: str, columns: list[tuple[str, str]], rows: list[tuple]) -> list[str]:
+    """The rows as sorted strings, with run columns masked."""
     out = []
     for row in rows:
         values = []
         for (column, kind), value in zip(columns, row):
-            if column in RUN_COLUMNS or kind.startswith("TIMESTAMP") or (table, column) in LEFTOVER_DIGEST_COLUMNS:
+            if column in RUN_COLUMNS or kind.startswith("TIMESTAMP") or (table, column) in MTIME_DERIVED:
                 values.append("<masked>")
                 continue
-            text = LEFTOVER_ID.sub(r"\1:<digest>", repr(value))
-            if (table, column) in LEFTOVER_PATH_COLUMNS:
-                text = text.replace(str(project.folder), "<project>")
-            values.append(text)
+            values.append(repr(value))
         out.append(" | ".join(values))
     return sorted(out)
 
 
 def _snapshot(project: Project) -> dict[str, list[str]]:
     with duckdb.connect(str(project.wh.path), read_only=True) as con:
-        return {table: _comparable(project, table, columns, con.execute(f'SELECT * FROM "{table}"').fetchall())
+        return {table: _comparable(table, columns, con.execute(f'SELECT * FROM "{table}"').fetchall())
                 for table, columns in _tables(con).items()}
 
 
@@ -179,21 +157,12 @@ def test_no_row_names_a_project_folder_or_the_blob_folder(projects):
         with duckdb.connect(str(project.wh.path), read_only=True) as con:
             for table, columns in _tables(con).items():
                 for column, kind in columns:
-                    if (table, column) in LEFTOVER_PATH_COLUMNS or not kind.startswith(("VARCHAR", "JSON")):
+                    if not kind.startswith(("VARCHAR", "JSON")):
                         continue
                     found = con.execute(f'SELECT count(*) FROM "{table}" WHERE contains(CAST("{column}" AS VARCHAR), ?)'
                                         f' OR contains(CAST("{column}" AS VARCHAR), ?)',
                                         [str(project.folder), str(project.blobs)]).fetchone()[0]
                     assert found == 0, (table, column)
-
-
-def test_each_leftover_still_names_its_folder(projects):
-    """An entry of LEFTOVER_PATH_COLUMNS whose column no longer differs is fixed: remove it."""
-    one, two = projects
-    with duckdb.connect(str(one.wh.path), read_only=True) as first, duckdb.connect(str(two.wh.path), read_only=True) as second:
-        for table, column in LEFTOVER_PATH_COLUMNS:
-            query = f'SELECT list(CAST("{column}" AS VARCHAR) ORDER BY CAST("{column}" AS VARCHAR)) FROM "{table}"'
-            assert first.execute(query).fetchone() != second.execute(query).fetchone(), (table, column)
 
 
 def test_the_views_show_a_blob_as_its_file_in_the_configured_folder(projects):
@@ -206,7 +175,7 @@ def test_the_views_show_a_blob_as_its_file_in_the_configured_folder(projects):
 
 
 def _data(project: Project) -> dict[str, set[str]]:
-    """Each table's distinct rows, run columns and every leftover column masked: what a warehouse holds, whichever
+    """Each table's distinct rows, run columns masked: what a warehouse holds, whichever
     runs wrote it (a second run adds lineage rows only under its own activity)."""
     history = {"activity", "was_associated_with", "location_rekey"}
     with duckdb.connect(str(project.wh.path), read_only=True) as con:
@@ -214,8 +183,7 @@ def _data(project: Project) -> dict[str, set[str]]:
         for table, columns in _tables(con).items():
             if table in history:
                 continue
-            masked = [(column, "TIMESTAMP" if (table, column) in LEFTOVER_PATH_COLUMNS else kind) for column, kind in columns]
-            out[table] = set(_comparable(project, table, masked, con.execute(f'SELECT * FROM "{table}"').fetchall()))
+            out[table] = set(_comparable(table, columns, con.execute(f'SELECT * FROM "{table}"').fetchall()))
         return out
 
 
@@ -234,11 +202,12 @@ def test_a_warehouse_of_absolute_names_is_re_keyed_by_its_next_run_to_what_a_fre
     assert {links.sub(" | <link> | ", r) for r in fresh["context_case_image"]} == {
         links.sub(" | <link> | ", r) for r in old["context_case_image"]}
     scopes = rekeyed.wh.query("SELECT scope, activity_id, renamed FROM location_rekey ORDER BY scope")
-    assert scopes["scope"].tolist() == ["context_canvas", "designs", "image_pool", "poetry"]
+    assert scopes["scope"].tolist() == ["context_canvas", "designs", "image_pool", "photocritique", "poetry"]
     # every scope is done; the pool renamed most (the paths under its manifests' folders, in every table, so a scope
     # re-keyed after it may find only its own ids left to rename, or none)
     assert scopes["activity_id"].notna().all() and scopes.set_index("scope")["renamed"]["image_pool"] > 1000
     notes = rekeyed.wh.query("SELECT asset_key, summary->>'rekeyed' AS rekeyed FROM activity WHERE activity_id IN"
                              " (SELECT activity_id FROM location_rekey)")
-    assert set(notes["asset_key"]) <= {"source_records", "reddit_post_images", "poem_corpus", "context_cases", "design_records"}
+    assert set(notes["asset_key"]) <= {"source_records", "reddit_posts", "reddit_post_images", "poem_corpus", "context_cases",
+                                       "design_records"}
     assert notes["rekeyed"].notna().all()  # each re-key is recorded in the activity that made it

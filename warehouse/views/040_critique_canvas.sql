@@ -30,6 +30,12 @@ FROM critique_audit_decision
 WHERE accepted IS NOT NULL
 GROUP BY pair_id;
 
+-- llava_conversation(instruction, response): one instruction-response pair as the two turns LLaVA-style trainers
+-- read, the image placeholder before the instruction; the compact export and the release's conversations config
+-- both build their turns with it.
+CREATE OR REPLACE MACRO llava_conversation(instruction, response) AS
+    [{'from': 'human', 'value': '<image>' || chr(10) || instruction}, {'from': 'gpt', 'value': response}];
+
 -- critique_canvas_records: the CritiqueCanvas dataset, one instruction–response pair per row, as
 -- exported: verifier-accepted pairs of complete groups that have a split and were not rejected by the
 -- human audit. provenance carries what the record came from and is never meant as model input.

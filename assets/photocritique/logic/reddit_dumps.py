@@ -28,7 +28,7 @@ import os
 import queue
 import re
 import threading
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -281,22 +281,25 @@ class _ReadAhead:
         self._thread.join()
 
 
-def _problem(path: Path, reason_code: str, detail: str, *, line_no: int | None = None, byte_offset: int | None = None,
+def _problem(locator: str, reason_code: str, detail: str, *, line_no: int | None = None, byte_offset: int | None = None,
              item_id: str | None = None) -> SourceProblem:
-    origin = Origin(source_kind=SOURCE_NAME, locator=str(path), line_no=line_no, byte_offset=byte_offset)
+    origin = Origin(source_kind=SOURCE_NAME, locator=locator, line_no=line_no, byte_offset=byte_offset)
     return SourceProblem(origin=origin, reason_code=reason_code, detail=f"{where(origin)}: {detail}", item_id=item_id)
 
 
 def iter_line_blocks(
-    path: str | os.PathLike[str], *, chunk_size: int = DEFAULT_CHUNK_BYTES, start_offset: int = 0
+    path: str | os.PathLike[str], *, chunk_size: int = DEFAULT_CHUNK_BYTES, start_offset: int = 0,
+    locator: str | None = None,
 ) -> Iterator[LineBlock | SourceProblem]:
     """Stream a dump as blocks of whole lines; a problem (unreadable, truncated, corrupt) ends the stream.
 
     ``start_offset`` resumes at a line start from an earlier scan: everything before it is decompressed and
     discarded unparsed (only its newlines are counted, so line numbers stay absolute). Decompression and
-    cutting into lines run on a worker thread, ahead of the caller.
+    cutting into lines run on a worker thread, ahead of the caller. Problems name the file by ``locator``
+    (how the caller names it: relative to a project's root, say), by its path when none is given.
     """
     path = Path(path)
+    locator = str(path) if locator is None else locator
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
     if start_offset < 0:
@@ -304,14 +307,14 @@ def iter_line_blocks(
     try:
         fh = open(path, "rb")
     except OSError as exc:
-        yield _problem(path, UNREADABLE_FILE, f"cannot open: {exc.strerror or exc}")
+        yield _problem(locator, UNREADABLE_FILE, f"cannot open: {exc.strerror or exc}")
         return
     if is_compressed(path) and os.fstat(fh.fileno()).st_size == 0:
         fh.close()
-        yield _problem(path, EMPTY_FILE, "the file is empty (0 bytes), so it holds no zstd frame")
+        yield _problem(locator, EMPTY_FILE, "the file is empty (0 bytes), so it holds no zstd frame")
         return
     chunks = _zstd_chunks(fh, chunk_size) if is_compressed(path) else _plain_chunks(fh, chunk_size)
-    blocks = _ReadAhead(_cut_into_lines(chunks, path, start_offset), READ_AHEAD_BLOCKS)
+    blocks = _ReadAhead(_cut_into_lines(chunks, locator, start_offset), READ_AHEAD_BLOCKS)
     try:
         yield from blocks
     finally:
@@ -324,7 +327,7 @@ def _count_newlines(data: bytes, start: int, end: int) -> int:
     return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 0x0A))
 
 
-def _cut_into_lines(chunks: Iterator[bytes], path: Path, start_offset: int) -> Iterator[LineBlock | SourceProblem]:
+def _cut_into_lines(chunks: Iterator[bytes], locator: str, start_offset: int) -> Iterator[LineBlock | SourceProblem]:
     offset, line_no = 0, 1
     pending: list[bytes] = []  # pieces of a line that runs over chunk boundaries
     try:
@@ -337,7 +340,7 @@ def _cut_into_lines(chunks: Iterator[bytes], path: Path, start_offset: int) -> I
                 if offset < start_offset:
                     continue
                 if chunk[position - 1] != 0x0A:
-                    raise ValueError(f"start_offset {start_offset} is not the start of a line in {path}")
+                    raise ValueError(f"start_offset {start_offset} is not the start of a line in {locator}")
                 if position == len(chunk):
                     continue
             first_newline = chunk.find(b"\n", position)
@@ -361,20 +364,20 @@ def _cut_into_lines(chunks: Iterator[bytes], path: Path, start_offset: int) -> I
             if end < len(chunk):
                 pending.append(chunk[end:])
         if offset < start_offset:
-            raise ValueError(f"start_offset {start_offset} is beyond the end of {path} ({offset} bytes)")
+            raise ValueError(f"start_offset {start_offset} is beyond the end of {locator} ({offset} bytes)")
         if pending:
             line = b"".join(pending) + b"\n"
             yield LineBlock(line, 0, len(line), offset, line_no, 1)
     except _StreamBroken as exc:
         if exc.reason_code == NOT_ZSTD:
-            yield _problem(path, NOT_ZSTD, str(exc))
+            yield _problem(locator, NOT_ZSTD, str(exc))
             return
         partial = sum(map(len, pending))
         dropped = f"; the incomplete last line ({partial} bytes) is dropped" if partial else ""
         detail = f"{exc}: {offset + partial} uncompressed bytes and {line_no - 1} complete lines were read{dropped}"
-        yield _problem(path, exc.reason_code, detail, line_no=line_no, byte_offset=offset)
+        yield _problem(locator, exc.reason_code, detail, line_no=line_no, byte_offset=offset)
     except OSError as exc:
-        yield _problem(path, UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}",
+        yield _problem(locator, UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}",
                        line_no=line_no, byte_offset=offset)
 
 
@@ -575,7 +578,7 @@ def read_line(line: DumpLine) -> RawItem | SourceProblem | None:
     (also JSON nested too deeply to parse) is ``malformed_json``."""
 
     def problem(reason_code: str, detail: str, item_id: str | None = None) -> SourceProblem:
-        return _problem(Path(line.locator), reason_code, detail, line_no=line.line_no, byte_offset=line.byte_offset,
+        return _problem(line.locator, reason_code, detail, line_no=line.line_no, byte_offset=line.byte_offset,
                         item_id=item_id)
 
     try:
@@ -608,9 +611,9 @@ def read_all(lines: Iterable[DumpLine | SourceProblem]) -> Iterator[RawItem | So
             yield result
 
 
-def _scan(path: Path, record_filter: _Filter, chunk_size: int, start_offset: int) -> Iterator[DumpLine | SourceProblem]:
-    locator = str(path)
-    for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset):
+def _scan(path: Path, locator: str, record_filter: _Filter, chunk_size: int,
+          start_offset: int) -> Iterator[DumpLine | SourceProblem]:
+    for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset, locator=locator):
         if isinstance(block, SourceProblem):
             yield block
             continue
@@ -645,14 +648,17 @@ class DumpSource:
     ``submissions`` scans every submission file, ``comments`` every comment file (a post's comments may sit in
     later monthly files than the post). The same record seen in several files is yielded once per file;
     merging observations is the normalizer's job. Files whose names match no dump pattern are reported once,
-    by ``submissions``.
+    by ``submissions``. Records and problems name a file by ``name_of(path)`` (its path unless told otherwise),
+    so a pipeline can name dumps relative to its project and derive the same ids wherever the project sits.
     """
 
     name = SOURCE_NAME
 
-    def __init__(self, paths: Iterable[str | os.PathLike[str]], chunk_size: int = DEFAULT_CHUNK_BYTES):
+    def __init__(self, paths: Iterable[str | os.PathLike[str]], chunk_size: int = DEFAULT_CHUNK_BYTES,
+                 name_of: Callable[[Path], str] = str):
         self.paths = _expand(paths)
         self.chunk_size = chunk_size
+        self.name_of = name_of
 
     def files(self, kind: str) -> list[Path]:
         if kind not in (SUBMISSION, COMMENT):
@@ -682,12 +688,12 @@ class DumpSource:
     def _scan_file(self, path: Path, record_filter: _Filter, start_offset: int = 0) -> Iterator[DumpLine | SourceProblem]:
         file_kind = classify_dump(path)
         if file_kind is None:
-            yield _problem(path, UNSUPPORTED_FILE, "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments "
-                                                   "with .zst, .ndjson or .jsonl")
+            yield _problem(self.name_of(path), UNSUPPORTED_FILE,
+                           "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments with .zst, .ndjson or .jsonl")
             return
         if file_kind != record_filter.kind:
             raise ValueError(f"{path.name} holds {file_kind}s, not {record_filter.kind}s")
-        yield from _scan(path, record_filter, self.chunk_size, start_offset)
+        yield from _scan(path, self.name_of(path), record_filter, self.chunk_size, start_offset)
 
     def submissions(
         self, ids: Collection[str] | None, window: SubredditWindow | None
@@ -712,7 +718,8 @@ class DumpSource:
                 yield result
         if wanted is None:
             return
-        locator = str(files[0]) if len(files) == 1 else os.path.commonpath([p.absolute() for p in files]) if files else ""
+        folder = files[0] if len(files) == 1 else Path(os.path.commonpath([p.absolute() for p in files])) if files else None
+        locator = self.name_of(folder) if folder is not None else ""
         for missing in sorted(wanted - seen):
             yield SourceProblem(
                 origin=Origin(source_kind=SOURCE_NAME, locator=locator),
