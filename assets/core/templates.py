@@ -19,7 +19,7 @@ from importlib import resources
 
 from warehouse.ids import canonical_json, sha256_hex
 
-ROLES = ("planner", "annotator", "verifier", "repair")
+ROLES = ("planner", "annotator", "verifier", "repair", "candidate", "judge")  # the last two: evaluation (model under test, judge)
 _HEADER_KEYS = ("id", "version", "role")
 
 

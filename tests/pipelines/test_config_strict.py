@@ -165,6 +165,7 @@ def test_sections_are_found_in_resources_and_each_pipelines_settings():
     assert set(SECTIONS) == {
         "warehouse", "blob_store", "fetch", "clip", "reddit_archive_api", "reddit_api", "models", "image_editor",
         "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas", "releases",
+        "evaluation",
     }
 
 

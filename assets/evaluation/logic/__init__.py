@@ -1,0 +1,1 @@
+"""Pure evaluation logic: metrics, aggregation, statistics, protocol arithmetic (no Dagster, no DuckDB)."""

@@ -1,0 +1,1 @@
+"""Similarity metrics, one per module, behind one registry."""

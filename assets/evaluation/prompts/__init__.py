@@ -1,0 +1,1 @@
+"""Versioned prompt templates of the evaluation protocols (read with assets.core.templates.PromptFolder)."""

@@ -1,0 +1,43 @@
+"""Every write of the evaluation tables (migration 0018), and the reads the evaluation assets make of them.
+
+A run's rows are keyed by its ``run_key``; predictions by (run, item, sample), so a resumed run adds only what it
+had not answered; scores, metric statuses and summaries are replaced per run, so a re-score leaves no stale row.
+"""
+
+from collections.abc import Iterable, Mapping
+
+import duckdb
+
+from warehouse.db import insert_rows
+
+
+def record_run(con: duckdb.DuckDBPyConnection, row: Mapping) -> None:
+    insert_rows(con, "evaluation_run", [row], conflict="replace")
+
+
+def write_predictions(con: duckdb.DuckDBPyConnection, rows: Iterable[Mapping]) -> int:
+    """New predictions of a run (an (item, sample) already answered keeps its first answer)."""
+    return insert_rows(con, "evaluation_prediction", list(rows))
+
+
+def answered(con: duckdb.DuckDBPyConnection, run_key: str) -> set[tuple[str, int]]:
+    """The (item, sample) pairs a run has answered."""
+    return {(item, sample) for item, sample in con.execute(
+        "SELECT item_id, sample FROM evaluation_prediction WHERE run_key = ?", [run_key]).fetchall()}
+
+
+def replace_scores(con: duckdb.DuckDBPyConnection, run_key: str, metrics: list[Mapping], scores: Iterable[Mapping],
+                   summary: list[Mapping]) -> None:
+    """A run's whole scoring: each metric's status, the per-item scores and the summary, replacing the last one."""
+    for table in ("evaluation_metric", "evaluation_score", "evaluation_summary"):
+        con.execute(f"DELETE FROM {table} WHERE run_key = ?", [run_key])
+    insert_rows(con, "evaluation_metric", metrics)
+    insert_rows(con, "evaluation_score", list(scores))
+    insert_rows(con, "evaluation_summary", summary)
+
+
+def replace_comparisons(con: duckdb.DuckDBPyConnection, run_keys: list[str], rows: list[Mapping]) -> None:
+    """The paired comparisons among ``run_keys``, replacing the earlier ones between them."""
+    con.execute("DELETE FROM evaluation_comparison WHERE list_contains(?, run_a) AND list_contains(?, run_b)",
+                [run_keys, run_keys])
+    insert_rows(con, "evaluation_comparison", rows)
