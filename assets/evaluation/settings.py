@@ -8,25 +8,62 @@ from pydantic import Field
 from resources.config_paths import ConfigPath, FileOrTag
 
 
-class MetricConfig(Config):
-    """One metric's switch and, for a learned one, where its weights are (a local folder, or a model name already
-    in the local Hugging Face cache: nothing is downloaded)."""
+class LexicalMetricConfig(Config):
+    """A metric that runs in-process with no weights (ROUGE-L, METEOR)."""
 
     enabled: bool = True
-    model_path: Optional[FileOrTag] = Field(default=None, description="Local weights folder or cached model name;"
-                                            " None: the metric's default name, used only when it is in the local cache")
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+
+
+class BleuConfig(LexicalMetricConfig):
+    tokenize: str = Field(default="13a", description="sacrebleu tokenizer (offline ones: 13a, intl, zh, char, none)")
+    smooth_method: str = Field(default="exp", description="sacrebleu sentence smoothing")
+
+
+class LearnedMetricConfig(Config):
+    """A metric with weights: a local folder or file, or a model name already in the local Hugging Face cache
+    (nothing is downloaded; without weights the metric reports that it did not run, and why)."""
+
+    enabled: bool = True
+    model_path: Optional[FileOrTag] = Field(default=None, description="Local weights, or a cached model name; unset:"
+                                            " the metric's default name, used when it is in the local cache")
+    device: str = Field(default="auto", description="auto | cpu | cuda | cuda:N")
     batch_size: int = Field(default=32, gt=0)
+    cache_dir: Optional[ConfigPath] = Field(default=None, description="The Hugging Face cache to look in")
+
+
+class SbertConfig(LearnedMetricConfig):
+    max_seq_length: Optional[int] = Field(default=None, description="Tokens per text; unset: the model's own limit")
+
+
+class BertScoreConfig(LearnedMetricConfig):
+    model_type: Optional[str] = Field(default=None, description="bert_score model type (roberta-large by default)")
+    num_layers: Optional[int] = Field(default=None, description="Layer used; unset: bert_score's tuned one")
+    rescale: bool = Field(default=True, description="Baseline rescaling (needs bert_score's shipped baseline)")
+
+
+class BleurtConfig(LearnedMetricConfig):
+    max_length: int = Field(default=512, gt=0, description="Tokens of reference and candidate together")
+
+
+class ClipScoreConfig(LearnedMetricConfig):
+    model_name: str = Field(default="ViT-B-32-quickgelu", description="open_clip architecture of a checkpoint file")
+    weight: float = Field(default=2.5, description="CLIPScore's w (2.5, Hessel et al.); 1 with floor_at_zero false:"
+                          " the raw cosine")
+    floor_at_zero: bool = True
 
 
 class MetricsConfig(Config):
-    rouge_l: MetricConfig = Field(default_factory=MetricConfig)
-    bleu: MetricConfig = Field(default_factory=MetricConfig)
-    meteor: MetricConfig = Field(default_factory=MetricConfig)
-    sbert: MetricConfig = Field(default_factory=MetricConfig)
-    bertscore: MetricConfig = Field(default_factory=MetricConfig)
-    bleurt: MetricConfig = Field(default_factory=MetricConfig)
-    clip_score: MetricConfig = Field(default_factory=MetricConfig)
+    rouge_l: LexicalMetricConfig = Field(default_factory=LexicalMetricConfig)
+    bleu: BleuConfig = Field(default_factory=BleuConfig)
+    meteor: LexicalMetricConfig = Field(default_factory=LexicalMetricConfig)
+    sbert: SbertConfig = Field(default_factory=SbertConfig)
+    bertscore: BertScoreConfig = Field(default_factory=BertScoreConfig)
+    bleurt: BleurtConfig = Field(default_factory=BleurtConfig)
+    clip_score: ClipScoreConfig = Field(default_factory=ClipScoreConfig)
+
+    def by_name(self) -> dict[str, dict]:
+        """Each metric's settings as ``build_metrics`` takes them (unset values left to the metric's defaults)."""
+        return {name: getattr(self, name).model_dump(exclude_none=True) for name in type(self).model_fields}
 
 
 class PredictionsImport(Config):

@@ -41,3 +41,14 @@ def replace_comparisons(con: duckdb.DuckDBPyConnection, run_keys: list[str], row
     con.execute("DELETE FROM evaluation_comparison WHERE list_contains(?, run_a) AND list_contains(?, run_b)",
                 [run_keys, run_keys])
     insert_rows(con, "evaluation_comparison", rows)
+
+
+def retire_file_runs(con: duckdb.DuckDBPyConnection, file_name: str, sha256: str) -> int:
+    """Drop the runs an earlier content of the predictions file ``file_name`` fed (their entities stay in the
+    lineage as history), so the leaderboard shows what the file holds now. Returns how many runs went."""
+    stale = [key for key, in con.execute("SELECT run_key FROM evaluation_run WHERE predictions_file = ?"
+                                         " AND predictions_sha256 <> ?", [file_name, sha256]).fetchall()]
+    for table in ("evaluation_prediction", "evaluation_metric", "evaluation_score", "evaluation_summary", "evaluation_run"):
+        con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_comparison WHERE list_contains(?, run_a) OR list_contains(?, run_b)", [stale, stale])
+    return len(stale)

@@ -72,7 +72,8 @@ def test_selection_and_config_errors_are_clear(tmp_path):
 def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_path, capsys):
     reports = sorted(pipeline_modules("report"), key=lambda module: module.REPORT_ORDER)
     assert [module.__name__.split(".")[1] for module in reports] == [
-        "image_pool", "photocritique", "critique_canvas", "designs", "counterfactual", "poetry", "context_canvas", "releases"]
+        "image_pool", "photocritique", "critique_canvas", "designs", "counterfactual", "poetry", "context_canvas", "releases",
+        "evaluation"]
     assert {module.__name__.split(".")[1] for module in reports} == set(pipeline_definitions())
     # every report's SQL runs against a fresh warehouse's schema
     print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")

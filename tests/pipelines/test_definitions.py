@@ -20,13 +20,13 @@ PIPELINES = pipeline_definitions()
 ASSETS = {name: {key.to_user_string() for a in defs.assets for key in a.keys} for name, defs in PIPELINES.items()}
 POOL_ASSETS, PHOTOCRITIQUE_ASSETS, CRITIQUE_CANVAS_ASSETS = ASSETS["image_pool"], ASSETS["photocritique"], ASSETS["critique_canvas"]
 DESIGN_ASSETS, POETRY_ASSETS, CONTEXT_ASSETS = ASSETS["designs"], ASSETS["poetry"], ASSETS["context_canvas"]
-RELEASE_ASSETS = ASSETS["releases"]
+RELEASE_ASSETS, EVALUATION_ASSETS = ASSETS["releases"], ASSETS["evaluation"]
 
 
 def test_each_pipeline_package_owns_its_assets_under_its_group():
     """Every asset of the code location comes from exactly one pipeline package and carries that package's group."""
     assert set(PIPELINES) == {"context_canvas", "counterfactual", "critique_canvas", "designs", "image_pool", "photocritique",
-                              "poetry", "releases"}
+                              "poetry", "releases", "evaluation"}
     owners = [name for name, keys in ASSETS.items() for _ in keys]
     assert len(owners) == len({key for keys in ASSETS.values() for key in keys})
     graph = build_definitions(load_config(SAMPLE_CONFIG)).resolve_asset_graph()
@@ -42,11 +42,16 @@ def test_asset_graph_checks_and_lineage():
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == (POOL_ASSETS | PHOTOCRITIQUE_ASSETS | CRITIQUE_CANVAS_ASSETS
                                                                      | DESIGN_ASSETS | POETRY_ASSETS | CONTEXT_ASSETS
-                                                                     | {"counterfactual_edits"} | RELEASE_ASSETS)
+                                                                     | {"counterfactual_edits"} | RELEASE_ASSETS
+                                                                     | EVALUATION_ASSETS)
     # one release per dataset, each after the stage its rows come from
     assert {f"{name}_release" for name in ("photocritique", "critique_canvas", "context_canvas", "aeseval",
                                            "poem_benchmark")} <= RELEASE_ASSETS
     assert AssetKey("photocritique_references") in graph.get(AssetKey("photocritique_release")).parent_keys
+    # each benchmark is evaluated on its release, by a job of its own
+    for name in ("photocritique", "critique_canvas"):
+        assert graph.get(AssetKey(f"{name}_evaluation")).parent_keys == {AssetKey(f"{name}_release")}
+        assert {n.name for n in defs.resolve_job_def(f"{name}_evaluation_job").graph.nodes} == {f"{name}_evaluation"}
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
     }

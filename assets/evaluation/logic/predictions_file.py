@@ -66,9 +66,9 @@ class Prediction:
     call_id: str | None = None
 
     @property
-    def key(self) -> tuple[str, int]:
-        """An item's answer is one row per sample: the key a file may hold once."""
-        return (self.id, self.sample)
+    def key(self) -> tuple[str, str, str, int]:
+        """A model's answer under a condition is one row per item and sample: the key a file may hold once."""
+        return (self.model, self.condition, self.id, self.sample)
 
     def as_row(self) -> dict[str, Any]:
         return {"id": self.id, "sample": self.sample, "task": self.task, "model": self.model, "condition": self.condition,
@@ -138,27 +138,25 @@ def _is_iso(value: str) -> bool:
     return True
 
 
-def read_predictions(path: Path, name: str) -> Iterator[Prediction | RowProblem]:
-    """Every row of a ``.jsonl`` or ``.parquet`` predictions file, streamed, in file order, named by ``name`` (how
-    the warehouse names the file). A second row for an (id, sample) already read is a ``duplicate_prediction``;
-    a file that cannot be read at all yields one ``unreadable_predictions_file`` problem after the rows it gave."""
-    seen: set[tuple[str, int]] = set()
+def read_predictions(path: Path, name: str) -> Iterator[tuple[str, Prediction | RowProblem]]:
+    """Every row of a ``.jsonl`` or ``.parquet`` predictions file with its locator (``<name>#line=N`` or
+    ``#row=N``), streamed in file order; ``name`` is how the warehouse names the file. A second row for a (model,
+    condition, id, sample) already read is a ``duplicate_prediction``; a file that cannot be read at all yields one
+    ``unreadable_predictions_file`` problem after the rows it gave."""
+    seen: dict[tuple[str, str, str, int], str] = {}
     rows = _parquet_rows(path, name) if path.suffix == ".parquet" else _jsonl_rows(path, name)
-    for parsed in rows:
+    for locator, parsed in rows:
         if isinstance(parsed, Prediction):
             if parsed.key in seen:
-                yield RowProblem(_locator_of(parsed, name), DUPLICATE_PREDICTION,
-                                 f"{name}: id {parsed.id!r} sample {parsed.sample} appears again")
+                yield locator, RowProblem(locator, DUPLICATE_PREDICTION, f"{locator}: id {parsed.id!r} sample {parsed.sample}"
+                                          f" of {parsed.model!r} ({parsed.condition or 'no condition'}) is already at"
+                                          f" {seen[parsed.key]}")
                 continue
-            seen.add(parsed.key)
-        yield parsed
+            seen[parsed.key] = locator
+        yield locator, parsed
 
 
-def _locator_of(parsed: Prediction, name: str) -> str:
-    return f"{name}#id={parsed.id}&sample={parsed.sample}"
-
-
-def _jsonl_rows(path: Path, name: str) -> Iterator[Prediction | RowProblem]:
+def _jsonl_rows(path: Path, name: str) -> Iterator[tuple[str, Prediction | RowProblem]]:
     try:
         with path.open("rb") as stream:
             for number, raw in enumerate(stream, start=1):
@@ -168,27 +166,28 @@ def _jsonl_rows(path: Path, name: str) -> Iterator[Prediction | RowProblem]:
                 try:
                     record = json.loads(raw)
                 except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    yield RowProblem(locator, MALFORMED_LINE, f"{locator}: not JSON ({exc})")
+                    yield locator, RowProblem(locator, MALFORMED_LINE, f"{locator}: not JSON ({exc})")
                     continue
-                yield parse_row(record, locator)
+                yield locator, parse_row(record, locator)
     except OSError as exc:
-        yield RowProblem(name, UNREADABLE_FILE, f"{name}: {type(exc).__name__}: {exc.strerror or exc}")
+        yield name, RowProblem(name, UNREADABLE_FILE, f"{name}: {type(exc).__name__}: {exc.strerror or exc}")
 
 
-def _parquet_rows(path: Path, name: str) -> Iterator[Prediction | RowProblem]:
+def _parquet_rows(path: Path, name: str) -> Iterator[tuple[str, Prediction | RowProblem]]:
     number = 0
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS):
             for record in batch.to_pylist():
                 number += 1
-                yield parse_row(record, f"{name}#row={number}")
+                locator = f"{name}#row={number}"
+                yield locator, parse_row(record, locator)
     except (OSError, pa.ArrowException) as exc:
-        yield RowProblem(name, UNREADABLE_FILE, f"{name}: not a readable Parquet file ({exc})")
+        yield name, RowProblem(name, UNREADABLE_FILE, f"{name}: not a readable Parquet file ({exc})")
 
 
 def write_predictions(predictions: Iterable[Prediction], path: Path) -> int:
     """Stream predictions to a JSON-lines or Parquet file (by the suffix) with fixed settings, in the order given
-    (callers give (id, sample) order, so the same predictions give the same bytes). Returns the row count."""
+    (callers give (model, condition, id, sample) order, so the same predictions give the same bytes). Returns the row count."""
     n = 0
     if path.suffix == ".parquet":
         with pq.ParquetWriter(path, SCHEMA, **_PARQUET_SETTINGS) as writer:

@@ -46,11 +46,11 @@ def test_every_row_gets_one_outcome_and_bad_rows_name_their_line(tmp_path):
         "",
         json.dumps({**GOOD, "sample": 6, "reference": "one reference", "image_paths": None}),
     ]
-    out = list(read_predictions(_jsonl(tmp_path / "p.jsonl", lines), "runs/p.jsonl"))
+    out = [parsed for _, parsed in read_predictions(_jsonl(tmp_path / "p.jsonl", lines), "runs/p.jsonl")]
     assert len(out) == 10  # the blank line is not a row
     kept = [o for o in out if isinstance(o, Prediction)]
     problems = [o for o in out if isinstance(o, RowProblem)]
-    assert [p.key for p in kept] == [("abc123", 1), ("abc123", 6)]
+    assert [(p.id, p.sample) for p in kept] == [("abc123", 1), ("abc123", 6)]
     assert kept[1].reference == ("one reference",) and kept[1].image_paths == ()
     assert [(p.reason_code, p.locator) for p in problems] == [
         (MALFORMED_LINE, "runs/p.jsonl#line=2"),
@@ -60,15 +60,15 @@ def test_every_row_gets_one_outcome_and_bad_rows_name_their_line(tmp_path):
         (WRONG_TYPE, "runs/p.jsonl#line=6"),
         (WRONG_TYPE, "runs/p.jsonl#line=7"),
         (BAD_TIMESTAMP, "runs/p.jsonl#line=8"),
-        (DUPLICATE_PREDICTION, "runs/p.jsonl#id=abc123&sample=1"),
+        (DUPLICATE_PREDICTION, "runs/p.jsonl#line=9"),
     ]
-    assert "did you mean 'prediction'?" in problems[2].detail
+    assert "did you mean 'prediction'?" in problems[2].detail and "already at runs/p.jsonl#line=1" in problems[7].detail
     assert all(p.detail.startswith("runs/p.jsonl") for p in problems)
 
 
 def test_blank_ids_and_non_text_fields_are_rejected(tmp_path):
     lines = [json.dumps({**GOOD, "id": " "}), json.dumps({**GOOD, "model": 7}), json.dumps({**GOOD, "sample": True})]
-    codes = [o.reason_code for o in read_predictions(_jsonl(tmp_path / "p.jsonl", lines), "p.jsonl")]
+    codes = [o.reason_code for _, o in read_predictions(_jsonl(tmp_path / "p.jsonl", lines), "p.jsonl")]
     assert codes == [MISSING_FIELD, WRONG_TYPE, WRONG_TYPE]
 
 
@@ -78,7 +78,7 @@ def test_parquet_and_jsonl_hold_the_same_rows_and_write_the_same_bytes_twice(tmp
         first, second = tmp_path / f"one{suffix}", tmp_path / f"two{suffix}"
         assert write_predictions(rows, first) == write_predictions(rows, second) == 3
         assert first.read_bytes() == second.read_bytes()
-        assert list(read_predictions(first, first.name)) == rows
+        assert [p for _, p in read_predictions(first, first.name)] == rows
     assert pq.read_schema(tmp_path / "one.parquet").equals(SCHEMA)
 
 
@@ -86,14 +86,14 @@ def test_a_parquet_file_from_elsewhere_is_checked_row_by_row(tmp_path):
     table = pa.Table.from_pylist([{"id": "a", "task": "t", "model": "m", "prediction": "p", "sample": 0},
                                   {"id": "b", "task": "t", "model": "m", "prediction": None, "sample": 0}])
     pq.write_table(table, tmp_path / "theirs.parquet")
-    out = list(read_predictions(tmp_path / "theirs.parquet", "theirs.parquet"))
+    out = [p for _, p in read_predictions(tmp_path / "theirs.parquet", "theirs.parquet")]
     assert isinstance(out[0], Prediction) and out[0].id == "a"
     assert (out[1].reason_code, out[1].locator) == (MISSING_FIELD, "theirs.parquet#row=2")
 
 
 def test_a_file_that_cannot_be_read_is_one_problem(tmp_path):
     (tmp_path / "broken.parquet").write_bytes(b"not parquet at all")
-    [problem] = read_predictions(tmp_path / "broken.parquet", "broken.parquet")
+    [(_, problem)] = read_predictions(tmp_path / "broken.parquet", "broken.parquet")
     assert problem.reason_code == UNREADABLE_FILE and "broken.parquet" in problem.detail
-    [missing] = read_predictions(tmp_path / "absent.jsonl", "absent.jsonl")
+    [(_, missing)] = read_predictions(tmp_path / "absent.jsonl", "absent.jsonl")
     assert missing.reason_code == UNREADABLE_FILE

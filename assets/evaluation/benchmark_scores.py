@@ -1,0 +1,231 @@
+"""Per benchmark, one asset that scores it: the configured predictions files are read row by row (each row kept as
+a prediction entity derived from its benchmark item and the file, or rejected with its reason), every run of the
+benchmark is scored with the metrics that can run here, the human agreement baseline is scored the same way, and
+the leaderboard (mean with a bootstrap 95 % interval per run and metric) is stored and shown.
+
+The benchmark is read from its release folder (``evaluation.releases_dir/<dataset>``): an evaluation scores what
+was published, and names the release by the digest of its data files.
+"""
+
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
+
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.step import Step, recorded_step
+from assets.evaluation.logic.benchmark_items import LAYOUTS, BenchmarkItem, BenchmarkLayout, Release, ReleaseError, iter_items, open_release
+from assets.evaluation.logic.metrics.base import Metric
+from assets.evaluation.logic.metrics.registry import build_metrics
+from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
+from assets.evaluation.logic.scoring import WORDS, ItemScore, human_baseline, score_items
+from assets.evaluation.logic.statistics import bootstrap_ci
+from assets.evaluation.logic.text_stats import word_count
+from assets.evaluation.settings import EvaluationSettings
+from assets.evaluation.store import record_run, replace_scores, retire_file_runs, write_predictions
+from resources.blob_store import BlobStoreResource
+from resources.warehouse import WarehouseResource
+from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.lineage import ActivityLog, Entity
+
+UNKNOWN_ITEM = "unknown_item"
+TASK_MISMATCH = "task_mismatch"
+HUMAN = "human"
+
+
+def run_key(benchmark: str, release: Release, source: str, model: str, condition: str, decoding: dict, seed: int,
+            predictions_sha256: str | None) -> str:
+    """A run is what it evaluates: the same release, source, model, condition, decoding and seed are one run."""
+    return entity_id("evaluation_run", digest_of({"benchmark": benchmark, "release": release.digest, "source": source,
+                                                  "model": model, "condition": condition, "decoding": decoding,
+                                                  "seed": seed, "predictions": predictions_sha256}))
+
+
+def _import_file(step: Step, layout: BenchmarkLayout, release: Release, path: Path, items: dict[str, BenchmarkItem]) -> set[str]:
+    """Every row of one predictions file: a prediction of the run its model and condition name, or a rejection
+    (stage ``<benchmark>_predictions``) with the row's reason. Returns the runs the file fed."""
+    name, sha = step.name_of(path), sha256_file(path)
+    file_entity = entity_id("predictions_file", sha)
+    runs: dict[tuple[str, str], str] = {}
+
+    def rows() -> Iterator[Item]:
+        for locator, parsed in read_predictions(path, name):
+            row_digest = digest_of([sha, locator])
+            yield Item(entity_id("prediction_row", row_digest), locator, row_digest, parsed)
+
+    def check(item: Item) -> Outcome:
+        parsed = item.payload
+        if isinstance(parsed, RowProblem):
+            return Rejected(parsed.reason_code, parsed.detail)
+        if parsed.task != layout.task:
+            return Rejected(TASK_MISMATCH, f"{item.locator}: task {parsed.task!r}, this benchmark's is {layout.task!r}")
+        if parsed.id not in items:
+            return Rejected(UNKNOWN_ITEM, f"{item.locator}: {parsed.id!r} is not an item of {layout.dataset}/{layout.split}"
+                            f" in the release {release.digest[:12]}")
+        return Kept(parsed, count="predictions_read")
+
+    def write(log: ActivityLog, done: list[Done]) -> None:
+        log.entities([Entity(file_entity, "predictions_file", sha, {"path": name, "benchmark": layout.name})])
+        log.used([file_entity], "predictions_file")
+        rows_out, entities, edges = [], [], []
+        for d in done:
+            if not d.kept:
+                continue
+            p: Prediction = d.outcome.value
+            group = (p.model, p.condition)
+            if group not in runs:
+                runs[group] = run_key(layout.name, release, "predictions_file", p.model, p.condition, {}, 0, sha)
+                record_run(log.con, _run_row(layout, release, runs[group], "predictions_file", p.model, p.condition, {}, 0,
+                                             name, sha, log.activity_id))
+            prediction_id = entity_id("evaluation_prediction", digest_of([runs[group], p.id, p.sample, p.prediction]))
+            entities.append(Entity(prediction_id, "evaluation_prediction", digest_of(p.prediction),
+                                   {"run": runs[group], "item": p.id, "sample": p.sample}))
+            edges += [(prediction_id, file_entity, "read_from"), (prediction_id, _item_entity(layout, p.id), "answers")]
+            rows_out.append({"run_key": runs[group], "item_id": p.id, "sample": p.sample, "entity_id": prediction_id,
+                             "prediction": p.prediction, "prompt_sha256": digest_of(p.prompt) if p.prompt else None,
+                             "template": None, "call_id": p.call_id, "n_words": word_count(p.prediction),
+                             "activity_id": log.activity_id})
+        log.entities(entities)
+        log.generated(e.entity_id for e in entities)
+        log.derived(edges)
+        write_predictions(log.con, rows_out)
+
+    with step.batch() as log:
+        retired = retire_file_runs(log.con, name, sha)
+    if retired:
+        step.counts["runs_retired"] += retired
+        step.notes[f"retired:{name}"] = f"{retired} run(s) of an earlier content of the file"
+    run_items(step, f"{layout.name}_predictions", rows(), check, write, batch_size=1000)
+    return set(runs.values())
+
+
+def _item_entity(layout: BenchmarkLayout, item_id: str) -> str:
+    """The benchmark item as an entity of the evaluation (named by its benchmark and id in the release)."""
+    return entity_id("benchmark_item", digest_of([layout.dataset, layout.split, item_id]))
+
+
+def _run_row(layout: BenchmarkLayout, release: Release, key: str, source: str, model: str, condition: str, decoding: dict,
+             seed: int, file_name: str | None, file_sha: str | None, activity_id: str) -> dict:
+    return {"run_key": key, "benchmark": layout.name, "release_digest": release.digest, "release_version": release.version,
+            "source": source, "model": model, "condition": condition, "decoding": json.dumps(decoding, sort_keys=True),
+            "seed": seed, "predictions_file": file_name, "predictions_sha256": file_sha, "activity_id": activity_id}
+
+
+def _score_run(step: Step, key: str, scores: Iterator[ItemScore], metrics: list[Metric], evaluation: EvaluationSettings) -> None:
+    """Store a run's per-item scores, each metric's status and the summary (bootstrap interval over items)."""
+    by_metric: dict[str, list[float]] = {}
+    rows = []
+    for s in scores:
+        rows.append({"run_key": key, "item_id": s.item_id, "metric": s.metric, "value": s.value})
+        if s.value is not None:
+            by_metric.setdefault(s.metric, []).append(s.value)
+    statuses = [{"run_key": key, "metric": WORDS, "status": "ran", "reason": None, "version": "words-v1",
+                 "parameters": json.dumps({"tokens": "assets/evaluation/logic/text_stats.py"})}]
+    for m in metrics:
+        reason = m.unavailable()
+        statuses.append({"run_key": key, "metric": m.name, "status": "unavailable" if reason else "ran", "reason": reason,
+                         "version": m.version(), "parameters": json.dumps(m.parameters(), sort_keys=True, default=str)})
+    summary = []
+    for metric, values in sorted(by_metric.items()):
+        ci = bootstrap_ci(values, resamples=evaluation.bootstrap_resamples, seed=evaluation.bootstrap_seed)
+        summary.append({"run_key": key, "metric": metric, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
+                        "n_items": ci.n, "resamples": ci.resamples, "seed": ci.seed})
+    with step.batch() as log:
+        stamp = {"activity_id": log.activity_id}
+        replace_scores(log.con, key, [{**r, **stamp} for r in statuses], [{**r, **stamp} for r in rows],
+                       [{**r, **stamp} for r in summary])
+        used = log.con.execute("SELECT entity_id FROM evaluation_prediction WHERE run_key = ?", [key]).fetchall()
+        log.used((entity for entity, in used), "prediction")
+
+
+def _predictions_by_item(step: Step, key: str, items: dict[str, BenchmarkItem]) -> Iterator[tuple[BenchmarkItem, list[str]]]:
+    """Every item of the release with the run's predictions for it (none: the item is scored as missing)."""
+    with step.batch() as log:
+        answered: dict[str, list[str]] = {}
+        for item_id, text in log.con.execute("SELECT item_id, prediction FROM evaluation_prediction WHERE run_key = ?"
+                                             " ORDER BY item_id, sample", [key]).fetchall():
+            answered.setdefault(item_id, []).append(text)
+    for item_id, item in items.items():
+        yield item, answered.get(item_id, [])
+
+
+def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse: WarehouseResource,
+              blob_store: BlobStoreResource, evaluation: EvaluationSettings) -> MaterializeResult:
+    wh = warehouse.get_warehouse()
+    folder = Path(evaluation.releases_dir) / layout.dataset
+    try:
+        release = open_release(folder, layout)
+    except ReleaseError as exc:
+        raise Failure(description=f"{layout.name}: {exc}") from exc
+    try:
+        metrics = build_metrics(evaluation.metrics.by_name())
+    except ValueError as exc:
+        raise Failure(description=f"evaluation.metrics: {exc}") from exc
+    files = [Path(p.file) for p in evaluation.predictions if p.benchmark == layout.name]
+    params = {"release": wh.name_of(folder), "release_digest": release.digest, "predictions": [wh.name_of(f) for f in files],
+              "metrics": evaluation.metrics.by_name(), "bootstrap": [evaluation.bootstrap_resamples, evaluation.bootstrap_seed]}
+    store = blob_store.get_store()
+    with recorded_step(context, wh, params) as step:
+        items = {item.id: item for item in _without_bytes(iter_items(release, layout))}
+        runs: set[str] = set()
+        for path in files:
+            if not path.is_file():
+                raise Failure(description=f"{layout.name}: predictions file {wh.name_of(path)} does not exist")
+            runs |= _import_file(step, layout, release, path, items)
+
+        def image_of(item: BenchmarkItem) -> bytes | None:
+            sha = item.images[0].sha256 if item.images else None
+            return store.get_bytes(sha) if sha and store.exists(sha) else None
+
+        ready = [m for m in metrics if m.unavailable() is None]  # the others are recorded with their reason
+        for key in sorted(runs):
+            _score_run(step, key, score_items(_predictions_by_item(step, key, items), ready, image_of), metrics, evaluation)
+        if any(len(item.references) >= 2 for item in items.values()):
+            human = run_key(layout.name, release, HUMAN, HUMAN, "leave_one_out", {}, 0, None)
+            with step.batch() as log:
+                record_run(log.con, _run_row(layout, release, human, HUMAN, HUMAN, "leave_one_out", {}, 0, None, None,
+                                             log.activity_id))
+            _score_run(step, human, human_baseline(items.values(), ready), metrics, evaluation)
+        step.counts["items"] = len(items)
+        step.counts["runs"] = len(runs)
+        step.notes["leaderboard"] = _leaderboard(step, layout)
+    return MaterializeResult(metadata=step.summary())
+
+
+def _without_bytes(items: Iterator[BenchmarkItem]) -> Iterator[BenchmarkItem]:
+    """Items as the scorer keeps them: images by sha256 only (the blob store serves the bytes when a metric needs
+    them), so the whole benchmark fits in memory whatever its images weigh."""
+    for item in items:
+        yield BenchmarkItem(item.id, item.fields, tuple(type(i)(i.sha256, None, i.path) for i in item.images), item.references)
+
+
+def _leaderboard(step: Step, layout: BenchmarkLayout) -> list[str]:
+    with step.batch() as log:
+        rows = log.con.execute(
+            "SELECT model, condition, metric, status, mean, ci_low, ci_high, n_items FROM evaluation_leaderboard"
+            " WHERE benchmark = ? ORDER BY metric, model, condition", [layout.name]).fetchall()
+    return [f"{metric} {model}/{condition}: " + (f"{mean:.4f} [{low:.4f}, {high:.4f}] n={n}" if mean is not None
+                                                 else "did not run")
+            for model, condition, metric, status, mean, low, high, n in rows]
+
+
+def _benchmark_asset(layout: BenchmarkLayout):
+    @asset(
+        name=f"{layout.name}_evaluation",
+        code_version="1",
+        deps=[AssetKey(f"{layout.dataset}_release")],
+        description=f"Scores the configured predictions on the {layout.dataset} release and the human baseline with"
+        " every metric that can run here; the leaderboard per model, condition and metric with bootstrap 95 % intervals"
+        " (view evaluation_leaderboard).",
+    )
+    def _evaluation(context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource,
+                    evaluation: EvaluationSettings) -> MaterializeResult:
+        return _evaluate(context, layout, warehouse, blob_store, evaluation)
+
+    return _evaluation
+
+
+photocritique_evaluation = _benchmark_asset(LAYOUTS["photocritique"])
+critique_canvas_evaluation = _benchmark_asset(LAYOUTS["critique_canvas"])

@@ -1,0 +1,115 @@
+"""The photocritique evaluation materialized through Dagster on a release folder and a predictions file with good
+and bad rows: every row gets one outcome, each (model, condition) of the file is a run scored per item against
+the three human critiques, the human leave-one-out baseline is scored the same way, the leaderboard has bootstrap
+intervals, metrics without weights say why, and a second run changes nothing."""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from rouge_score import rouge_scorer
+
+from tests.support.critique_harness import failures, materialize
+from warehouse.db import Warehouse
+
+POST = pa.schema([("id", pa.string()), ("title", pa.string()), ("body", pa.string()),
+                  ("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])), ("image_sha256", pa.string()),
+                  ("critiques", pa.list_(pa.struct([("rank", pa.int32()), ("body", pa.string())])))])
+CRITIQUES = {
+    "p1": ["the horizon is tilted and the sky is blown out", "lovely colours but crop tighter on the boat",
+           "too much empty foreground in the frame"],
+    "p2": ["the face is out of focus", "harsh midday light on the skin", "try a wider aperture for the background"],
+    "p3": ["strong leading lines toward the bridge", "the shadows are crushed", "nice mood from the fog"],
+}
+TITLES = {"p1": "Sunset at the harbour with my new lens", "p2": "First portrait session with a friend",
+          "p3": "Foggy morning walk by the river bridge"}
+
+
+def _release(folder):
+    (folder / "data" / "posts").mkdir(parents=True)
+    rows = [{"id": pid, "title": TITLES[pid], "body": "", "image": None, "image_sha256": f"{n:064x}",
+             "critiques": [{"rank": r + 1, "body": body} for r, body in enumerate(bodies)]}
+            for n, (pid, bodies) in enumerate(CRITIQUES.items())]
+    pq.write_table(pa.Table.from_pylist(rows, schema=POST), folder / "data/posts/test-00000-of-00001.parquet")
+    (folder / "release.json").write_text(json.dumps({"dataset": "photocritique", "version": "0.1.0",
+                                                     "files": {"data/posts/test-00000-of-00001.parquet": "x"}}))
+
+
+def _row(pid, sample, model, prediction, task="photocritique/critique"):
+    return json.dumps({"id": pid, "sample": sample, "task": task, "model": model, "condition": "capped_plain",
+                       "prediction": prediction, "reference": CRITIQUES.get(pid, [])})
+
+
+@pytest.fixture()
+def evaluated(tmp_path):
+    _release(tmp_path / "releases" / "photocritique")
+    lines = [_row(pid, k, "echo", CRITIQUES[pid][k]) for pid in CRITIQUES for k in range(3)]  # repeats the humans
+    lines += [_row(pid, k, "title", TITLES[pid]) for pid in CRITIQUES for k in range(3)]  # the post's title
+    lines += [_row("nope", 0, "echo", "no such post"), _row("p1", 0, "other", "x", task="critique_canvas/critique"),
+              "{broken", _row("p1", 0, "echo", "the same answer again")]
+    (tmp_path / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
+        "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 500,
+                       "predictions": [{"benchmark": "photocritique", "file": "predictions.jsonl"}]}}))
+    result = materialize(config, "photocritique_evaluation")
+    assert result.success, failures(result)
+    return config, Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
+
+
+def test_every_row_gets_one_outcome(evaluated):
+    _, wh = evaluated
+    assert wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18
+    rejected = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = 'photocritique_predictions'"
+                        " ORDER BY reason_code")
+    assert rejected["reason_code"].tolist() == ["duplicate_prediction", "malformed_line", "task_mismatch", "unknown_item"]
+    assert all(detail.startswith("predictions.jsonl") for detail in rejected["detail"])
+
+
+def test_each_model_is_a_run_scored_against_the_humans_with_intervals(evaluated):
+    _, wh = evaluated
+    board = wh.query("SELECT model, metric, status, mean, ci_low, ci_high, n_items, reason FROM evaluation_leaderboard")
+    rouge = board[board["metric"] == "rouge_l"].set_index("model")
+    assert set(rouge.index) == {"echo", "title", "human"}
+    assert rouge.loc["echo", "mean"] == pytest.approx(1.0)  # each critique finds itself among the references
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    title = [max(scorer.score(ref, TITLES[pid])["rougeL"].fmeasure for ref in refs) for pid, refs in CRITIQUES.items()]
+    assert rouge.loc["title", "mean"] == pytest.approx(sum(title) / 3)  # three identical samples: the best reference each
+    assert 0 < rouge.loc["human", "mean"] < 1.0
+    assert (rouge["n_items"] == 3).all() and (rouge["ci_low"] <= rouge["mean"]).all() and (rouge["mean"] <= rouge["ci_high"]).all()
+    words = board[board["metric"] == "words"].set_index("model")
+    assert words.loc["title", "mean"] == pytest.approx(sum(len(t.split()) for t in TITLES.values()) / 3)
+    unavailable = board[board["status"] == "unavailable"]
+    assert {"sbert", "bertscore", "bleurt", "clip_score"} <= set(unavailable["metric"])
+    assert unavailable["reason"].str.contains("model_path").all()
+
+
+def test_predictions_are_entities_derived_from_their_item_and_file(evaluated):
+    _, wh = evaluated
+    edges = wh.query("SELECT d.relation, count(*) AS n FROM was_derived_from d JOIN entity e ON e.entity_id = d.entity_id"
+                     " WHERE e.kind = 'evaluation_prediction' GROUP BY ALL ORDER BY ALL")
+    assert dict(edges.itertuples(index=False)) == {"answers": 18, "read_from": 18}
+
+
+def test_a_second_run_changes_nothing(evaluated):
+    config, wh = evaluated
+    before = wh.query("SELECT * FROM evaluation_summary ORDER BY run_key, metric").drop(columns="activity_id")
+    result = materialize(config, "photocritique_evaluation")
+    assert result.success, failures(result)
+    after = wh.query("SELECT * FROM evaluation_summary ORDER BY run_key, metric").drop(columns="activity_id")
+    assert before.equals(after) and wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18
+
+
+def test_an_edited_predictions_file_replaces_the_runs_it_fed(evaluated):
+    config, wh = evaluated
+    path = config.parent / "predictions.jsonl"
+    kept = [line for line in path.read_text().splitlines() if '"model": "title"' in line]
+    path.write_text("\n".join(kept) + "\n")
+    result = materialize(config, "photocritique_evaluation")
+    assert result.success, failures(result)
+    assert sorted(wh.query("SELECT model FROM evaluation_run")["model"]) == ["human", "title"]
+    assert wh.scalar("SELECT count(*) FROM evaluation_prediction") == 9
+    assert set(wh.query("SELECT model FROM evaluation_leaderboard")["model"]) == {"human", "title"}
