@@ -349,6 +349,7 @@ class OpenAIProvider(OpenAIClient):
             "temperature": request.temperature,
             self.token_limit_field: request.max_output_tokens,
         }
+        kwargs.update({name: value for name, value in (("top_p", request.top_p), ("seed", request.seed)) if value is not None})
         if request.json_schema is not None and self.json_mode == "schema":
             kwargs["response_format"] = {
                 "type": "json_schema",
@@ -526,6 +527,7 @@ class GeminiProvider(GeminiClient):
             # No tools are ever passed; switching automatic function calling off also silences its per-call log.
             "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
         }
+        settings.update({name: value for name, value in (("top_p", request.top_p), ("seed", request.seed)) if value is not None})
         if request.json_schema is not None and self.json_mode in ("schema", "object"):
             settings["response_mime_type"] = "application/json"
         if request.json_schema is not None and self.json_mode == "schema":

@@ -139,12 +139,16 @@ def cache_key(provider: str, request: ModelRequest) -> str:
 
 
 def call_parameters(request: ModelRequest) -> dict[str, Any]:
-    return {
+    """The sampling and output parameters that shape an answer; ``top_p`` and ``seed`` only when set, so the
+    cache keys of requests that never set them stay what they were."""
+    parameters = {
         "temperature": request.temperature,
         "max_output_tokens": request.max_output_tokens,
         "schema_name": request.schema_name,
         "json_schema": request.json_schema,
     }
+    parameters.update({name: value for name, value in (("top_p", request.top_p), ("seed", request.seed)) if value is not None})
+    return parameters
 
 
 class CallBudget:

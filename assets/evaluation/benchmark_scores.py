@@ -19,13 +19,16 @@ from assets.core.step import Step, recorded_step
 from assets.evaluation.logic.benchmark_items import LAYOUTS, BenchmarkItem, BenchmarkLayout, Release, ReleaseError, iter_items, open_release
 from assets.evaluation.logic.metrics.base import Metric
 from assets.evaluation.logic.metrics.registry import build_metrics
+from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
 from assets.evaluation.logic.scoring import WORDS, ItemScore, human_baseline, score_items
 from assets.evaluation.logic.statistics import bootstrap_ci
 from assets.evaluation.logic.text_stats import word_count
+from assets.evaluation.model_runs import ask_model
 from assets.evaluation.settings import EvaluationSettings
 from assets.evaluation.store import record_run, replace_scores, retire_file_runs, write_predictions
 from resources.blob_store import BlobStoreResource
+from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity
@@ -33,14 +36,6 @@ from warehouse.lineage import ActivityLog, Entity
 UNKNOWN_ITEM = "unknown_item"
 TASK_MISMATCH = "task_mismatch"
 HUMAN = "human"
-
-
-def run_key(benchmark: str, release: Release, source: str, model: str, condition: str, decoding: dict, seed: int,
-            predictions_sha256: str | None) -> str:
-    """A run is what it evaluates: the same release, source, model, condition, decoding and seed are one run."""
-    return entity_id("evaluation_run", digest_of({"benchmark": benchmark, "release": release.digest, "source": source,
-                                                  "model": model, "condition": condition, "decoding": decoding,
-                                                  "seed": seed, "predictions": predictions_sha256}))
 
 
 def _import_file(step: Step, layout: BenchmarkLayout, release: Release, path: Path, items: dict[str, BenchmarkItem]) -> set[str]:
@@ -77,12 +72,12 @@ def _import_file(step: Step, layout: BenchmarkLayout, release: Release, path: Pa
             group = (p.model, p.condition)
             if group not in runs:
                 runs[group] = run_key(layout.name, release, "predictions_file", p.model, p.condition, {}, 0, sha)
-                record_run(log.con, _run_row(layout, release, runs[group], "predictions_file", p.model, p.condition, {}, 0,
+                record_run(log.con, run_row(layout, release, runs[group], "predictions_file", p.model, p.condition, {}, 0,
                                              name, sha, log.activity_id))
-            prediction_id = entity_id("evaluation_prediction", digest_of([runs[group], p.id, p.sample, p.prediction]))
+            prediction_id = prediction_entity_id(runs[group], p.id, p.sample, p.prediction)
             entities.append(Entity(prediction_id, "evaluation_prediction", digest_of(p.prediction),
                                    {"run": runs[group], "item": p.id, "sample": p.sample}))
-            edges += [(prediction_id, file_entity, "read_from"), (prediction_id, _item_entity(layout, p.id), "answers")]
+            edges += [(prediction_id, file_entity, "read_from"), (prediction_id, item_entity_id(layout, p.id), "answers")]
             rows_out.append({"run_key": runs[group], "item_id": p.id, "sample": p.sample, "entity_id": prediction_id,
                              "prediction": p.prediction, "prompt_sha256": digest_of(p.prompt) if p.prompt else None,
                              "template": None, "call_id": p.call_id, "n_words": word_count(p.prediction),
@@ -99,18 +94,6 @@ def _import_file(step: Step, layout: BenchmarkLayout, release: Release, path: Pa
         step.notes[f"retired:{name}"] = f"{retired} run(s) of an earlier content of the file"
     run_items(step, f"{layout.name}_predictions", rows(), check, write, batch_size=1000)
     return set(runs.values())
-
-
-def _item_entity(layout: BenchmarkLayout, item_id: str) -> str:
-    """The benchmark item as an entity of the evaluation (named by its benchmark and id in the release)."""
-    return entity_id("benchmark_item", digest_of([layout.dataset, layout.split, item_id]))
-
-
-def _run_row(layout: BenchmarkLayout, release: Release, key: str, source: str, model: str, condition: str, decoding: dict,
-             seed: int, file_name: str | None, file_sha: str | None, activity_id: str) -> dict:
-    return {"run_key": key, "benchmark": layout.name, "release_digest": release.digest, "release_version": release.version,
-            "source": source, "model": model, "condition": condition, "decoding": json.dumps(decoding, sort_keys=True),
-            "seed": seed, "predictions_file": file_name, "predictions_sha256": file_sha, "activity_id": activity_id}
 
 
 def _score_run(step: Step, key: str, scores: Iterator[ItemScore], metrics: list[Metric], evaluation: EvaluationSettings) -> None:
@@ -152,7 +135,8 @@ def _predictions_by_item(step: Step, key: str, items: dict[str, BenchmarkItem]) 
 
 
 def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse: WarehouseResource,
-              blob_store: BlobStoreResource, evaluation: EvaluationSettings) -> MaterializeResult:
+              blob_store: BlobStoreResource, model_providers: ModelProvidersResource,
+              evaluation: EvaluationSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     folder = Path(evaluation.releases_dir) / layout.dataset
     try:
@@ -164,7 +148,9 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
     except ValueError as exc:
         raise Failure(description=f"evaluation.metrics: {exc}") from exc
     files = [Path(p.file) for p in evaluation.predictions if p.benchmark == layout.name]
+    model_runs = [r for r in evaluation.runs if r.benchmark == layout.name]
     params = {"release": wh.name_of(folder), "release_digest": release.digest, "predictions": [wh.name_of(f) for f in files],
+              "runs": [r.model_dump() for r in model_runs],
               "metrics": evaluation.metrics.by_name(), "bootstrap": [evaluation.bootstrap_resamples, evaluation.bootstrap_seed]}
     store = blob_store.get_store()
     with recorded_step(context, wh, params) as step:
@@ -179,13 +165,19 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
             sha = item.images[0].sha256 if item.images else None
             return store.get_bytes(sha) if sha and store.exists(sha) else None
 
+        for run in model_runs:
+            try:
+                runs.add(ask_model(step, layout, release, items, run, model_providers, image_of))
+            except KeyError as exc:
+                raise Failure(description=f"evaluation.runs: {exc.args[0]}") from exc
+
         ready = [m for m in metrics if m.unavailable() is None]  # the others are recorded with their reason
         for key in sorted(runs):
             _score_run(step, key, score_items(_predictions_by_item(step, key, items), ready, image_of), metrics, evaluation)
         if any(len(item.references) >= 2 for item in items.values()):
             human = run_key(layout.name, release, HUMAN, HUMAN, "leave_one_out", {}, 0, None)
             with step.batch() as log:
-                record_run(log.con, _run_row(layout, release, human, HUMAN, HUMAN, "leave_one_out", {}, 0, None, None,
+                record_run(log.con, run_row(layout, release, human, HUMAN, HUMAN, "leave_one_out", {}, 0, None, None,
                                              log.activity_id))
             _score_run(step, human, human_baseline(items.values(), ready), metrics, evaluation)
         step.counts["items"] = len(items)
@@ -221,8 +213,8 @@ def _benchmark_asset(layout: BenchmarkLayout):
         " (view evaluation_leaderboard).",
     )
     def _evaluation(context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource,
-                    evaluation: EvaluationSettings) -> MaterializeResult:
-        return _evaluate(context, layout, warehouse, blob_store, evaluation)
+                    model_providers: ModelProvidersResource, evaluation: EvaluationSettings) -> MaterializeResult:
+        return _evaluate(context, layout, warehouse, blob_store, model_providers, evaluation)
 
     return _evaluation
 

@@ -73,6 +73,17 @@ class PredictionsImport(Config):
     file: ConfigPath
 
 
+class ModelRun(Config):
+    """A model asked for its answers on a benchmark, through the provider layer (cached, logged, resumable)."""
+
+    benchmark: Literal["photocritique", "critique_canvas"]
+    model: str = Field(description="A role of the models section (planner | annotator | verifier: its provider and"
+                       " model answer), or baseline:title (photocritique) / baseline:instruction (critique_canvas)")
+    condition: Optional[str] = Field(default=None, description="The prompt condition; unset: the benchmark's primary"
+                                     " one (photocritique capped_plain, critique_canvas instruction)")
+    max_concurrency: int = Field(default=4, gt=0, description="Requests in flight")
+
+
 class EvaluationSettings(ConfigurableResource):
     """Which benchmark releases are evaluated, how, and where the reports go."""
 
@@ -80,6 +91,7 @@ class EvaluationSettings(ConfigurableResource):
                                      " (<releases_dir>/<benchmark>), as `aesforge release` writes them")
     out_dir: ConfigPath = Field(default="evaluation", description="Where predictions files and reports are written")
     predictions: list[PredictionsImport] = Field(default_factory=list, description="Predictions files to score")
+    runs: list[ModelRun] = Field(default_factory=list, description="Models to ask for predictions")
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     bootstrap_resamples: int = Field(default=10_000, gt=0, description="Resamples of the bootstrap intervals")
     bootstrap_seed: int = Field(default=0, description="Seed of the bootstrap intervals")

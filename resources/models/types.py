@@ -38,6 +38,8 @@ class ModelRequest:
     schema_name: str | None
     temperature: float = 0.2
     max_output_tokens: int = 2048
+    top_p: float | None = None  # nucleus sampling; None: the provider's default (and not part of the cache key)
+    seed: int | None = None  # sampling seed where the provider takes one; None: none sent
     template_id: str = ""
     template_version: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)

@@ -113,3 +113,57 @@ def test_an_edited_predictions_file_replaces_the_runs_it_fed(evaluated):
     assert sorted(wh.query("SELECT model FROM evaluation_run")["model"]) == ["human", "title"]
     assert wh.scalar("SELECT count(*) FROM evaluation_prediction") == 9
     assert set(wh.query("SELECT model FROM evaluation_leaderboard")["model"]) == {"human", "title"}
+
+
+def _photo(n):
+    import io
+
+    from PIL import Image, ImageDraw
+    image = Image.new("RGB", (160, 120), (30 + 60 * n, 90, 160 - 40 * n))
+    ImageDraw.Draw(image).rectangle([20 + 10 * n, 30, 70 + 10 * n, 90], fill=(240, 230, 200))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(tmp_path):
+    from resources.blob_store import LocalBlobStore
+
+    store = LocalBlobStore(tmp_path / "blobs")
+    shas = [store.put_bytes(_photo(n)).sha256 for n in range(3)]
+    _release(tmp_path / "releases" / "photocritique")
+    rows = pq.read_table(tmp_path / "releases/photocritique/data/posts/test-00000-of-00001.parquet").to_pylist()
+    for row, sha in zip(rows, shas):
+        row["image_sha256"] = sha  # the release withholds the bytes; the blob store has them
+    pq.write_table(pa.Table.from_pylist(rows, schema=POST), tmp_path / "releases/photocritique/data/posts/test-00000-of-00001.parquet")
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
+        "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 200,
+                       "runs": [{"benchmark": "photocritique", "model": "annotator"},
+                                {"benchmark": "photocritique", "model": "baseline:title"}]}}))
+    result = materialize(config, "photocritique_evaluation")
+    assert result.success, failures(result)
+    wh = Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
+    runs = wh.query("SELECT model, source, condition, decoding FROM evaluation_run ORDER BY model")
+    assert runs["model"].tolist() == ["baseline:title", "heuristic/heuristic-v1", "human"]
+    decoding = json.loads(runs.set_index("model").loc["heuristic/heuristic-v1", "decoding"])
+    assert (decoding["temperature"], decoding["top_p"], decoding["seed"], decoding["samples"]) == (0.5, 0.9, 42, 3)
+    critic = wh.query("SELECT p.item_id, p.sample, p.prediction, p.call_id FROM evaluation_prediction p JOIN evaluation_run r"
+                      " USING (run_key) WHERE r.source = 'model' ORDER BY 1, 2")
+    assert len(critic) == 9 and critic["call_id"].notna().all()
+    assert critic.groupby("item_id")["prediction"].nunique().eq(3).all()  # three different critiques per post
+    calls = wh.scalar("SELECT count(*) FROM model_call")
+    assert calls == 9
+    # the prompt as sent: the primary condition's template, the post's title, the sampling the paper used
+    params = wh.query("SELECT params FROM model_call")["params"].map(json.loads)
+    assert {(p["temperature"], p["top_p"]) for p in params} == {(0.5, 0.9)} and {p["seed"] for p in params} == {42, 43, 44}
+    edges = wh.query("SELECT relation, count(*) AS n FROM was_derived_from WHERE entity_id LIKE 'evaluation_prediction:%'"
+                     " GROUP BY ALL")
+    assert dict(edges.itertuples(index=False)) == {"answers": 18, "answered_by": 9}
+    board = wh.query("SELECT model, metric, mean FROM evaluation_leaderboard WHERE metric = 'rouge_l'").set_index("model")
+    assert set(board.index) == {"baseline:title", "heuristic/heuristic-v1", "human"} and board["mean"].notna().all()
+    # a second run asks nothing again
+    again = materialize(config, "photocritique_evaluation")
+    assert again.success, failures(again)
+    assert wh.scalar("SELECT count(*) FROM model_call") == calls and wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18

@@ -1,0 +1,139 @@
+"""Asking a model for its predictions on a benchmark: each (item, sample) not yet answered becomes one request
+through the shared call layer (cached by request, logged in ``model_call``, concurrent, resumable: a finished call
+is never repeated), and each answer a prediction entity derived from its benchmark item and its model call.
+
+A baseline (``baseline:title``: the post's title as the critique; ``baseline:instruction``: the instruction
+repeated) answers without a model, so a leaderboard has a floor computed from the input.
+"""
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.model_call_store import role_caller
+from assets.core.model_calls import schema_repair_request
+from assets.core.step import Step
+from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release
+from assets.evaluation.logic.critique_requests import (
+    CRITIQUE_CANVAS_CONDITION,
+    CRITIQUE_SCHEMA,
+    candidate_call,
+    critique_request,
+    parse_critique,
+)
+from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
+from assets.evaluation.logic.offline_critic import CRITIC_VERSION, critique_of_image
+from assets.evaluation.logic.text_stats import word_count
+from assets.evaluation.settings import ModelRun
+from assets.evaluation.store import answered, record_run, write_predictions
+from resources.image_formats import DecodeFailure, recognised_format
+from resources.model_providers import ModelProvidersResource
+from resources.models.heuristic import OfflineAnswer, Refusal
+from resources.models.types import ModelRequest
+from warehouse.ids import digest_of, entity_id
+from warehouse.lineage import ActivityLog, Entity
+
+IMAGE_UNAVAILABLE = "image_unavailable"
+PRIMARY_CONDITION = {"photocritique": "capped_plain", "critique_canvas": CRITIQUE_CANVAS_CONDITION}
+BASELINES: dict[str, dict[str, Callable[[BenchmarkItem], str]]] = {
+    "photocritique": {"baseline:title": lambda item: item.fields["title"]},
+    "critique_canvas": {"baseline:instruction": lambda item: item.fields["instruction"]},
+}
+
+
+def evaluation_offline_answers() -> dict[str, OfflineAnswer]:
+    """The offline critic for the heuristic provider: a critique computed from the request's image."""
+    def critique(request: ModelRequest) -> dict[str, Any]:
+        if request.image is None:
+            raise Refusal("the offline critic needs the image")
+        return {"critique": critique_of_image(request.image, int(request.context.get("sample", 0)))}
+
+    return {CRITIQUE_SCHEMA: critique}
+
+
+def _mime(image: bytes) -> str:
+    """The image's media type from its header (JPEG when no decoder recognises it: the provider re-encodes)."""
+    try:
+        return f"image/{recognised_format(image)}"
+    except DecodeFailure:
+        return "image/jpeg"
+
+
+def _repair(original: ModelRequest, invalid_answer: str, problem: str) -> ModelRequest:
+    """An empty critique is asked again once, with the shared repair prompt."""
+    return schema_repair_request(original, invalid_answer, problem, {"type": "string"})
+
+
+def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapping[str, BenchmarkItem],
+              run: ModelRun, providers: ModelProvidersResource, image_of: Callable[[BenchmarkItem], bytes | None]) -> str:
+    """Answer every (item, sample) of ``run`` not yet answered; returns the run's key."""
+    condition = run.condition or PRIMARY_CONDITION[layout.name]
+    call = candidate_call(layout.name, condition)
+    baseline = BASELINES[layout.name].get(run.model)
+    if baseline is None and run.model.startswith("baseline:"):
+        raise KeyError(f"{layout.name} has no {run.model!r}; baselines: {', '.join(BASELINES[layout.name])}")
+    if baseline is not None:
+        model, decoding, source = run.model, {"baseline": run.model, "samples": call.samples}, "baseline"
+    else:
+        config = providers.role(run.model)
+        model, decoding, source = f"{config.provider}/{config.model}", call.decoding(), "model"
+        if config.provider == "heuristic":
+            decoding = {**decoding, "critic": CRITIC_VERSION}
+    key = run_key(layout.name, release, source, model, condition, decoding, call.seed or 0, None)
+    with step.batch() as log:
+        record_run(log.con, run_row(layout, release, key, source, model, condition, decoding, call.seed or 0, None, None,
+                                    log.activity_id))
+        done_before = answered(log.con, key)
+    todo = [(item, k) for item in items.values() for k in range(call.samples) if (item.id, k) not in done_before]
+
+    def pending() -> Iterator[Item]:
+        for item, k in todo:
+            digest = digest_of([key, item.id, k])
+            yield Item(entity_id("prediction_request", digest), f"{layout.dataset}/{item.id}#sample={k}", digest, (item, k))
+
+    caller = None
+    if baseline is None:
+        caller, _ = role_caller(step.warehouse, step.activity_id, providers, run.model, _repair,
+                                offline=evaluation_offline_answers)
+
+    def answer(item: Item) -> Outcome:
+        benchmark_item, k = item.payload
+        if baseline is not None:
+            return Kept((baseline(benchmark_item), None, None), count="answered")
+        image = image_of(benchmark_item)
+        if image is None:
+            return Rejected(IMAGE_UNAVAILABLE, f"{item.locator}: image {benchmark_item.images[0].sha256[:12]} is in neither"
+                            " the release nor the blob store")
+        request = critique_request(call, benchmark_item, k, image, _mime(image), run.model, model.split("/", 1)[1])
+        outcome = caller.call(request, parse_critique, item_id=item.key)
+        if not outcome.ok:
+            return Rejected(outcome.reason_code or outcome.status, f"{item.locator}: {outcome.detail}", value=outcome)
+        step.counts["requests_sent"] += outcome.requests_sent
+        return Kept((outcome.value, outcome.call_ids[-1] if outcome.call_ids else None,
+                     digest_of([request.system, request.user])), count="answered")
+
+    def write(log: ActivityLog, done: list[Done]) -> None:
+        rows, entities, edges = [], [], []
+        for d in done:
+            if not d.kept:
+                continue
+            benchmark_item, k = d.item.payload
+            text, call_id, prompt_sha = d.outcome.value
+            prediction_id = prediction_entity_id(key, benchmark_item.id, k, text)
+            entities.append(Entity(prediction_id, "evaluation_prediction", digest_of(text),
+                                   {"run": key, "item": benchmark_item.id, "sample": k}))
+            edges.append((prediction_id, item_entity_id(layout, benchmark_item.id), "answers"))
+            if call_id:
+                edges.append((prediction_id, call_id, "answered_by"))
+            rows.append({"run_key": key, "item_id": benchmark_item.id, "sample": k, "entity_id": prediction_id,
+                         "prediction": text, "prompt_sha256": prompt_sha,
+                         "template": None if baseline else f"{call.template.id}@{call.template.version}",
+                         "call_id": call_id, "n_words": word_count(text), "activity_id": log.activity_id})
+        log.entities(entities)
+        log.generated(e.entity_id for e in entities)
+        log.derived(edges)
+        log.used((r["call_id"] for r in rows if r["call_id"]), "model_call")
+        write_predictions(log.con, rows)
+
+    run_items(step, f"{layout.name}_predictions", pending(), answer, write, batch_size=64, workers=run.max_concurrency)
+    return key
