@@ -6,6 +6,8 @@
     aesforge provenance [--config FILE] ITEM_ID
     aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
     aesforge release NAME [--config FILE] [--out DIR]
+    aesforge score --benchmark NAME --predictions FILE [--config FILE]
+    aesforge evaluate --benchmark NAME --model ROLE_OR_BASELINE [--condition NAME] [--config FILE]
     aesforge demo
 """
 
@@ -215,6 +217,16 @@ def make_sample(out: str) -> int:
     return 0
 
 
+def _refused(command: str, what: str, name: str, names: list[str]) -> bool:
+    """Whether ``name`` is not one of ``names``; if so, says so in one line with the nearest name."""
+    if name in names:
+        return False
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    print(f"aesforge {command}: no {what} {name!r}{hint} (known: {', '.join(names)})", file=sys.stderr)
+    return True
+
+
 def release_names() -> list[str]:
     """Every dataset with a release asset (``<name>_release``), found in the definitions."""
     from pipelines.definitions import defs
@@ -228,11 +240,7 @@ def run_release(config_file: str | None, name: str, out: str | None, executor: s
     from assets.releases.release_asset import RELEASE_FOLDER_TAG
 
     _use_config(config_file)
-    names = release_names()
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        print(f"aesforge release: no dataset {name!r}{hint} (known: {', '.join(names)})", file=sys.stderr)
+    if _refused("release", "dataset", name, release_names()):
         return 2
     tags = {RELEASE_FOLDER_TAG: str(Path(out).expanduser().resolve())} if out else None
     code = run_pipeline(config_file, [f"{name}_release"], executor, tags=tags)
@@ -240,6 +248,51 @@ def run_release(config_file: str | None, name: str, out: str | None, executor: s
         _, config = _use_config(config_file)
         print_releases(config, [name], Path(out).expanduser().resolve() if out else None)
     return code
+
+
+def benchmark_names() -> list[str]:
+    """Every benchmark with an evaluation asset (``<name>_evaluation``), found in the definitions."""
+    from pipelines.definitions import defs
+
+    keys = (key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys())
+    return sorted(key.removesuffix("_evaluation") for key in keys if key.endswith("_evaluation"))
+
+
+def run_evaluation(config_file: str | None, benchmark: str, tags: dict[str, str], command: str) -> int:
+    """Score one benchmark's release with one more predictions file or model run (``tags``), then print its
+    leaderboard."""
+    _use_config(config_file)
+    if _refused(command, "benchmark", benchmark, benchmark_names()):
+        return 2
+    code = run_pipeline(config_file, [f"{benchmark}_evaluation"], "in_process", tags=tags)
+    if code == 0:
+        _, config = _use_config(config_file)
+        frame = _warehouse(config).query(
+            "SELECT model, condition, metric, status, round(mean, 4) AS mean, round(ci_low, 4) AS ci_low,"
+            " round(ci_high, 4) AS ci_high, n_items, reason FROM evaluation_leaderboard WHERE benchmark = ?"
+            " ORDER BY metric, mean DESC NULLS LAST", [benchmark])
+        pd.set_option("display.width", 200)
+        pd.set_option("display.max_colwidth", 60)
+        print(f"\nleaderboard of {benchmark} (view evaluation_leaderboard):")
+        print(frame.to_string(index=False))
+    return code
+
+
+def score_predictions(config_file: str | None, benchmark: str, predictions: str) -> int:
+    from assets.evaluation.benchmark_scores import PREDICTIONS_TAG
+
+    path = Path(predictions).expanduser().resolve()
+    if not path.is_file():
+        print(f"aesforge score: no predictions file at {path}", file=sys.stderr)
+        return 2
+    return run_evaluation(config_file, benchmark, {PREDICTIONS_TAG: str(path)}, "score")
+
+
+def evaluate_model(config_file: str | None, benchmark: str, model: str, condition: str | None) -> int:
+    from assets.evaluation.benchmark_scores import MODEL_RUN_TAG
+
+    return run_evaluation(config_file, benchmark, {MODEL_RUN_TAG: json.dumps({"model": model, "condition": condition})},
+                          "evaluate")
 
 
 def print_releases(config: dict, names: list[str], folder: Path | None = None) -> None:
@@ -306,6 +359,15 @@ def main(argv: list[str] | None = None) -> int:
     release.add_argument("--config")
     release.add_argument("--out", help="the release folder (default: <releases.out_dir>/<name>)")
     release.add_argument("--executor", choices=["multiprocess", "in_process"], default="in_process")
+    score = commands.add_parser("score", help="score a predictions file (JSON lines or Parquet) on a benchmark release")
+    score.add_argument("--benchmark", required=True, help="photocritique or critique_canvas")
+    score.add_argument("--predictions", required=True, help="the predictions file")
+    score.add_argument("--config")
+    evaluate = commands.add_parser("evaluate", help="ask a model for predictions on a benchmark release and score them")
+    evaluate.add_argument("--benchmark", required=True, help="photocritique or critique_canvas")
+    evaluate.add_argument("--model", required=True, help="a role of the models section, or baseline:title / baseline:instruction")
+    evaluate.add_argument("--condition", help="the prompt condition (default: the benchmark's primary one)")
+    evaluate.add_argument("--config")
     commands.add_parser("demo", help="generate the sample and run the whole pool on it")
     args = parser.parse_args(argv)
     try:
@@ -317,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_sql(args.config, args.query)
         if args.command == "release":
             return run_release(args.config, args.name, args.out, args.executor)
+        if args.command == "score":
+            return score_predictions(args.config, args.benchmark, args.predictions)
+        if args.command == "evaluate":
+            return evaluate_model(args.config, args.benchmark, args.model, args.condition)
         if args.command == "retry":
             return retry_rejected(args.config, args.reason, args.stage)
         if args.command == "provenance":

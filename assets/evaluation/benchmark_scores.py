@@ -21,18 +21,23 @@ from assets.evaluation.logic.metrics.base import Metric
 from assets.evaluation.logic.metrics.registry import build_metrics
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
+from assets.evaluation.logic.predictions_file import write_predictions as write_predictions_file
 from assets.evaluation.logic.scoring import WORDS, ItemScore, human_baseline, score_items
-from assets.evaluation.logic.statistics import bootstrap_ci
+from assets.evaluation.logic.statistics import bootstrap_ci, paired_bootstrap
 from assets.evaluation.logic.text_stats import word_count
 from assets.evaluation.model_runs import ask_model
-from assets.evaluation.settings import EvaluationSettings
-from assets.evaluation.store import record_run, replace_scores, retire_file_runs, write_predictions
+from assets.evaluation.settings import EvaluationSettings, ModelRun
+from assets.evaluation.store import record_run, replace_comparisons, replace_scores, retire_file_runs, write_predictions
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id, sha256_file
 from warehouse.lineage import ActivityLog, Entity
 
+PREDICTIONS_TAG = "aesforge/predictions_file"
+"""A run tag naming one more predictions file to score in this run (``aesforge score``)."""
+MODEL_RUN_TAG = "aesforge/model_run"
+"""A run tag holding one more model run as JSON ({model, condition}) for this run (``aesforge evaluate``)."""
 UNKNOWN_ITEM = "unknown_item"
 TASK_MISMATCH = "task_mismatch"
 HUMAN = "human"
@@ -147,8 +152,11 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
         metrics = build_metrics(evaluation.metrics.by_name())
     except ValueError as exc:
         raise Failure(description=f"evaluation.metrics: {exc}") from exc
+    tags = context.run.tags
     files = [Path(p.file) for p in evaluation.predictions if p.benchmark == layout.name]
+    files += [Path(tags[PREDICTIONS_TAG])] if PREDICTIONS_TAG in tags else []
     model_runs = [r for r in evaluation.runs if r.benchmark == layout.name]
+    model_runs += [ModelRun(benchmark=layout.name, **json.loads(tags[MODEL_RUN_TAG]))] if MODEL_RUN_TAG in tags else []
     params = {"release": wh.name_of(folder), "release_digest": release.digest, "predictions": [wh.name_of(f) for f in files],
               "runs": [r.model_dump() for r in model_runs],
               "metrics": evaluation.metrics.by_name(), "bootstrap": [evaluation.bootstrap_resamples, evaluation.bootstrap_seed]}
@@ -168,8 +176,8 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
         for run in model_runs:
             try:
                 runs.add(ask_model(step, layout, release, items, run, model_providers, image_of))
-            except KeyError as exc:
-                raise Failure(description=f"evaluation.runs: {exc.args[0]}") from exc
+            except (KeyError, ValueError) as exc:  # an unknown role, baseline or condition: the run cannot start
+                raise Failure(description=f"evaluation.runs: {exc.args[0] if exc.args else exc}") from exc
 
         ready = [m for m in metrics if m.unavailable() is None]  # the others are recorded with their reason
         for key in sorted(runs):
@@ -180,10 +188,59 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
                 record_run(log.con, run_row(layout, release, human, HUMAN, HUMAN, "leave_one_out", {}, 0, None, None,
                                              log.activity_id))
             _score_run(step, human, human_baseline(items.values(), ready), metrics, evaluation)
+        for key in sorted(runs):
+            _export_predictions(step, layout, key, items, Path(evaluation.out_dir))
+        _compare_runs(step, layout, evaluation)
         step.counts["items"] = len(items)
         step.counts["runs"] = len(runs)
         step.notes["leaderboard"] = _leaderboard(step, layout)
     return MaterializeResult(metadata=step.summary())
+
+
+def _export_predictions(step: Step, layout: BenchmarkLayout, key: str, items: dict[str, BenchmarkItem], out_dir: Path) -> None:
+    """A run asked here, as a predictions file (``<out_dir>/<benchmark>/<run digest>.jsonl``, the format ``aesforge
+    score`` reads), in (item, sample) order; the timestamp is the model call's, so a cached re-run writes the same
+    bytes. Imported runs are not written back."""
+    with step.batch() as log:
+        source, model, condition = log.con.execute(
+            "SELECT source, model, condition FROM evaluation_run WHERE run_key = ?", [key]).fetchone()
+        if source == "predictions_file":
+            return
+        answers = log.con.execute(
+            "SELECT p.item_id, p.sample, p.prediction, p.call_id, strftime(c.called_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ')"
+            " FROM evaluation_prediction p LEFT JOIN model_call c ON c.call_id = p.call_id WHERE p.run_key = ?"
+            " ORDER BY p.item_id, p.sample", [key]).fetchall()
+    target = out_dir / layout.name / f"{key.split(':', 1)[1][:16]}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    rows = (Prediction(id=item_id, task=layout.task, model=model, prediction=text, sample=sample, condition=condition,
+                       image_paths=tuple(i.path for i in items[item_id].images if i.path) if item_id in items else (),
+                       reference=items[item_id].references if item_id in items else (), timestamp=called or "",
+                       call_id=call_id)
+            for item_id, sample, text, call_id, called in answers)
+    n = write_predictions_file(rows, target)
+    step.notes[f"predictions:{model}/{condition}"] = f"{step.name_of(target)} ({n} rows)"
+
+
+def _compare_runs(step: Step, layout: BenchmarkLayout, evaluation: EvaluationSettings) -> None:
+    """Every pair of the benchmark's runs, per metric both scored: the paired bootstrap of the mean difference
+    over the items both scored (the metrics here are continuous, so no McNemar)."""
+    with step.batch() as log:
+        keys = [k for k, in log.con.execute("SELECT run_key FROM evaluation_run WHERE benchmark = ? ORDER BY run_key",
+                                             [layout.name]).fetchall()]
+        pairs = log.con.execute(
+            "SELECT a.run_key, b.run_key, a.metric, list(a.value ORDER BY a.item_id), list(b.value ORDER BY a.item_id)"
+            " FROM evaluation_score a JOIN evaluation_score b ON b.item_id = a.item_id AND b.metric = a.metric"
+            " AND a.run_key < b.run_key WHERE list_contains(?, a.run_key) AND list_contains(?, b.run_key)"
+            " AND a.value IS NOT NULL AND b.value IS NOT NULL GROUP BY ALL ORDER BY ALL", [keys, keys]).fetchall()
+    rows = []
+    for run_a, run_b, metric, a, b in pairs:
+        paired = paired_bootstrap(a, b, resamples=evaluation.bootstrap_resamples, seed=evaluation.bootstrap_seed)
+        d = paired.difference
+        rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "n_items": d.n, "mean_diff": d.mean,
+                     "ci_low": d.low, "ci_high": d.high, "mcnemar_b": None, "mcnemar_c": None, "mcnemar_p": None})
+    with step.batch() as log:
+        replace_comparisons(log.con, keys, [{**r, "activity_id": log.activity_id} for r in rows])
+    step.counts["comparisons"] = len(rows)
 
 
 def _without_bytes(items: Iterator[BenchmarkItem]) -> Iterator[BenchmarkItem]:

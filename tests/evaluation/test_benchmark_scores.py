@@ -12,6 +12,7 @@ import yaml
 from rouge_score import rouge_scorer
 
 from tests.support.critique_harness import failures, materialize
+from assets.evaluation.logic.predictions_file import Prediction, read_predictions
 from warehouse.db import Warehouse
 
 POST = pa.schema([("id", pa.string()), ("title", pa.string()), ("body", pa.string()),
@@ -85,6 +86,17 @@ def test_each_model_is_a_run_scored_against_the_humans_with_intervals(evaluated)
     unavailable = board[board["status"] == "unavailable"]
     assert {"sbert", "bertscore", "bleurt", "clip_score"} <= set(unavailable["metric"])
     assert unavailable["reason"].str.contains("model_path").all()
+
+
+def test_every_pair_of_runs_is_compared_item_by_item(evaluated):
+    _, wh = evaluated
+    paired = wh.query("SELECT model_a, model_b, metric, n_items, mean_diff, ci_low, ci_high FROM evaluation_paired"
+                      " WHERE metric = 'rouge_l'")
+    assert len(paired) == 3  # echo, title, human: three pairs
+    board = wh.query("SELECT model, mean FROM evaluation_leaderboard WHERE metric = 'rouge_l'").set_index("model")["mean"]
+    for row in paired.itertuples(index=False):
+        assert row.n_items == 3 and row.ci_low <= row.mean_diff <= row.ci_high
+        assert row.mean_diff == pytest.approx(board[row.model_a] - board[row.model_b])
 
 
 def test_predictions_are_entities_derived_from_their_item_and_file(evaluated):
@@ -163,7 +175,47 @@ def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(
     assert dict(edges.itertuples(index=False)) == {"answers": 18, "answered_by": 9}
     board = wh.query("SELECT model, metric, mean FROM evaluation_leaderboard WHERE metric = 'rouge_l'").set_index("model")
     assert set(board.index) == {"baseline:title", "heuristic/heuristic-v1", "human"} and board["mean"].notna().all()
-    # a second run asks nothing again
+    # each run asked here is written as a predictions file that `aesforge score` reads back as it is
+    exported = sorted((tmp_path / "evaluation" / "photocritique").glob("*.jsonl"))
+    assert len(exported) == 2
+    read = [p for f in exported for _, p in read_predictions(f, f.name)]
+    assert len(read) == 18 and all(isinstance(p, Prediction) and len(p.reference) == 3 for p in read)
+    assert {p.model for p in read} == {"baseline:title", "heuristic/heuristic-v1"}
+    before = {f: f.read_bytes() for f in exported}
+    # a second run asks nothing again and writes the same bytes
     again = materialize(config, "photocritique_evaluation")
     assert again.success, failures(again)
+    assert {f: f.read_bytes() for f in exported} == before
     assert wh.scalar("SELECT count(*) FROM model_call") == calls and wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18
+
+
+def test_aesforge_score_and_evaluate_print_the_leaderboard_and_refuse_bad_input_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    aesforge = str(Path(sys.executable).parent / "aesforge")
+    _release(tmp_path / "releases" / "photocritique")
+    (tmp_path / "mine.jsonl").write_text("\n".join(_row(pid, k, "mine", CRITIQUES[pid][(k + 1) % 3])
+                                                   for pid in CRITIQUES for k in range(3)) + "\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
+                                      "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 200}}))
+    (tmp_path / "dagster_home").mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home")}
+    env.pop("AESFORGE_CONFIG", None)
+
+    def run(*args):
+        return subprocess.run([aesforge, *args, "--config", str(config)], capture_output=True, text=True, timeout=600, env=env)
+
+    scored = run("score", "--benchmark", "photocritique", "--predictions", str(tmp_path / "mine.jsonl"))
+    assert scored.returncode == 0, scored.stderr
+    assert "leaderboard of photocritique" in scored.stdout and "mine" in scored.stdout and "rouge_l" in scored.stdout
+    typo = run("score", "--benchmark", "photocritiqe", "--predictions", str(tmp_path / "mine.jsonl"))
+    assert typo.returncode == 2 and typo.stderr.strip().count("\n") == 0 and "did you mean photocritique?" in typo.stderr
+    missing = run("score", "--benchmark", "photocritique", "--predictions", str(tmp_path / "absent.jsonl"))
+    assert missing.returncode == 2 and "no predictions file" in missing.stderr
+    baseline = run("evaluate", "--benchmark", "photocritique", "--model", "baseline:title")
+    assert baseline.returncode == 0, baseline.stderr
+    assert "baseline:title" in baseline.stdout
