@@ -545,7 +545,9 @@ def test_interleaved_locators_keep_other_hosts_busy_while_one_is_saturated(serve
 
     assert sorted(r.locator for r in results) == sorted(urls) and all(r.ok for r in results)
     assert max(server.state.max_active_per_host.values()) == 2
-    assert server.state.max_active == 3  # bounded by the threads, filled across hosts
+    # Filled across hosts: more than one host's limit (2) at once. The server counts a request active until its
+    # handler returns, which can lag the client's next request by a moment, so its count may exceed the 3 threads.
+    assert server.state.max_active >= 3
 
 
 def test_interleave_by_host_takes_hosts_in_turn_and_keeps_each_hosts_order() -> None:
