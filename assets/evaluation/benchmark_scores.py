@@ -16,7 +16,8 @@ from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult,
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.step import Step, recorded_step
-from assets.evaluation.logic.benchmark_items import LAYOUTS, BenchmarkItem, BenchmarkLayout, Release, ReleaseError, iter_items, open_release
+from assets.evaluation.logic.benchmark_items import (LAYOUTS, BenchmarkItem, BenchmarkLayout, ItemImage, Release, ReleaseError,
+                                                     iter_items, open_release)
 from assets.evaluation.logic.metrics.base import Metric
 from assets.evaluation.logic.metrics.registry import build_metrics
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
@@ -247,7 +248,7 @@ def _without_bytes(items: Iterator[BenchmarkItem]) -> Iterator[BenchmarkItem]:
     """Items as the scorer keeps them: images by sha256 only (the blob store serves the bytes when a metric needs
     them), so the whole benchmark fits in memory whatever its images weigh."""
     for item in items:
-        yield BenchmarkItem(item.id, item.fields, tuple(type(i)(i.sha256, None, i.path) for i in item.images), item.references)
+        yield BenchmarkItem(item.id, item.fields, tuple(ItemImage(i.sha256, None, i.path) for i in item.images), item.references)
 
 
 def _leaderboard(step: Step, layout: BenchmarkLayout) -> list[str]:
