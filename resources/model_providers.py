@@ -600,11 +600,19 @@ class ModelProvidersResource(RemoteClientsResource):
     planner: RoleConfig = Field(default_factory=RoleConfig)
     annotator: RoleConfig = Field(default_factory=RoleConfig)
     verifier: RoleConfig = Field(default_factory=RoleConfig)
+    judge: RoleConfig = Field(default_factory=RoleConfig, description="The evaluations' judge (preference,"
+                              " similarity, critique quality)")
+    configs: dict[str, RoleConfig] = Field(default_factory=dict, description="Named model configurations an"
+                                           " evaluation can ask by name (aesforge evaluate --model NAME), beside the roles")
 
     def role(self, role: str) -> RoleConfig:
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
-        return getattr(self, role)
+        """A role's settings, or a named configuration's (ValueError naming both kinds when it is neither)."""
+        if role in (*ROLES, "judge"):
+            return getattr(self, role)
+        if role in self.configs:
+            return self.configs[role]
+        named = f"; named configurations: {', '.join(sorted(self.configs))}" if self.configs else ""
+        raise ValueError(f"unknown role or model configuration {role!r}; roles: {', '.join((*ROLES, 'judge'))}{named}")
 
     def provider_for(self, role: str, *, offline: OfflineAnswers) -> ModelProvider:
         """A provider for ``role``, its API key read from the environment now (never stored in config);

@@ -9,13 +9,16 @@ was published, and names the release by the digest of its data files.
 
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 
-from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, MetadataValue, asset
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.step import Step, recorded_step
+from assets.evaluation.evaluation_report import write_reports
+from assets.evaluation.judging import MetricStatus, judge_scores, read_similarity_sheets, write_similarity_sheet
 from assets.evaluation.logic.benchmark_items import (LAYOUTS, BenchmarkItem, BenchmarkLayout, ItemImage, Release, ReleaseError,
                                                      iter_items, open_release)
 from assets.evaluation.logic.metrics.base import Metric
@@ -23,16 +26,17 @@ from assets.evaluation.logic.metrics.registry import build_metrics
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
 from assets.evaluation.logic.predictions_file import write_predictions as write_predictions_file
-from assets.evaluation.logic.scoring import WORDS, ItemScore, human_baseline, score_items
+from assets.evaluation.logic.item_statistics import STATISTICS, STATISTICS_PARAMETERS, STATISTICS_VERSION
+from assets.evaluation.logic.scoring import ItemScore, human_baseline, score_items
 from assets.evaluation.logic.statistics import bootstrap_ci, paired_bootstrap
 from assets.evaluation.logic.text_stats import word_count
 from assets.evaluation.model_runs import ask_model
 from assets.evaluation.settings import EvaluationSettings, ModelRun
 from assets.evaluation.store import record_run, replace_comparisons, replace_scores, retire_file_runs, write_predictions
-from resources.blob_store import BlobStoreResource
+from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
-from warehouse.ids import digest_of, entity_id, sha256_file
+from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Entity
 
 PREDICTIONS_TAG = "aesforge/predictions_file"
@@ -102,20 +106,21 @@ def _import_file(step: Step, layout: BenchmarkLayout, release: Release, path: Pa
     return set(runs.values())
 
 
-def _score_run(step: Step, key: str, scores: Iterator[ItemScore], metrics: list[Metric], evaluation: EvaluationSettings) -> None:
-    """Store a run's per-item scores, each metric's status and the summary (bootstrap interval over items)."""
+def _score_run(step: Step, layout: BenchmarkLayout, key: str, scores: Iterator[ItemScore], metrics: list[Metric],
+               evaluation: EvaluationSettings, judged: Sequence[MetricStatus] = ()) -> None:
+    """Store a run's per-item scores, each metric's, statistic's and judgement's status and the summary (bootstrap
+    interval over items)."""
     by_metric: dict[str, list[float]] = {}
     rows = []
     for s in scores:
         rows.append({"run_key": key, "item_id": s.item_id, "metric": s.metric, "value": s.value})
         if s.value is not None:
             by_metric.setdefault(s.metric, []).append(s.value)
-    statuses = [{"run_key": key, "metric": WORDS, "status": "ran", "reason": None, "version": "words-v1",
-                 "parameters": json.dumps({"tokens": "assets/evaluation/logic/text_stats.py"})}]
-    for m in metrics:
-        reason = m.unavailable()
-        statuses.append({"run_key": key, "metric": m.name, "status": "unavailable" if reason else "ran", "reason": reason,
-                         "version": m.version(), "parameters": json.dumps(m.parameters(), sort_keys=True, default=str)})
+    statuses = [MetricStatus(name, "ran", None, STATISTICS_VERSION, STATISTICS_PARAMETERS).as_row(key)
+                for name in STATISTICS[layout.name][1]]
+    statuses += [MetricStatus(m.name, "unavailable" if m.unavailable() else "ran", m.unavailable(), m.version(),
+                              m.parameters()).as_row(key) for m in metrics]
+    statuses += [s.as_row(key) for s in judged]
     summary = []
     for metric, values in sorted(by_metric.items()):
         ci = bootstrap_ci(values, resamples=evaluation.bootstrap_resamples, seed=evaluation.bootstrap_seed)
@@ -163,7 +168,7 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
               "metrics": evaluation.metrics.by_name(), "bootstrap": [evaluation.bootstrap_resamples, evaluation.bootstrap_seed]}
     store = blob_store.get_store()
     with recorded_step(context, wh, params) as step:
-        items = {item.id: item for item in _without_bytes(iter_items(release, layout))}
+        items = {item.id: item for item in _without_bytes(iter_items(release, layout), store)}
         runs: set[str] = set()
         for path in files:
             if not path.is_file():
@@ -181,21 +186,37 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
                 raise Failure(description=f"evaluation.runs: {exc.args[0] if exc.args else exc}") from exc
 
         ready = [m for m in metrics if m.unavailable() is None]  # the others are recorded with their reason
+        statistics = STATISTICS[layout.name][0]
         for key in sorted(runs):
-            _score_run(step, key, score_items(_predictions_by_item(step, key, items), ready, image_of), metrics, evaluation)
+            try:
+                judged, judge_values = judge_scores(step, layout, key, items, evaluation.judges, model_providers, image_of)
+            except ValueError as exc:  # an unknown judge role: no run can be judged
+                raise Failure(description=f"evaluation.judges: {exc.args[0] if exc.args else exc}") from exc
+            scores = chain(score_items(_predictions_by_item(step, key, items), ready, image_of, statistics=statistics),
+                           judge_values)
+            _score_run(step, layout, key, scores, metrics, evaluation, judged)
         if any(len(item.references) >= 2 for item in items.values()):
             human = run_key(layout.name, release, HUMAN, HUMAN, "leave_one_out", {}, 0, None)
             with step.batch() as log:
                 record_run(log.con, run_row(layout, release, human, HUMAN, HUMAN, "leave_one_out", {}, 0, None, None,
                                              log.activity_id))
-            _score_run(step, human, human_baseline(items.values(), ready), metrics, evaluation)
+            _score_run(step, layout, human, human_baseline(items.values(), ready, statistics=statistics), metrics, evaluation)
         for key in sorted(runs):
             _export_predictions(step, layout, key, items, Path(evaluation.out_dir))
         _compare_runs(step, layout, evaluation)
+        sections = []
+        sheet = evaluation.judges.similarity_sheet
+        if layout.name == "photocritique" and (sheet.sheet_dir is not None or sheet.returned):
+            write_similarity_sheet(step, layout, items, sorted(runs), evaluation.judges)
+            sections.append(read_similarity_sheets(step, layout, evaluation.judges, model_providers))
+        report = write_reports(step.warehouse, layout, release, items, Path(evaluation.out_dir), sections,
+                               (evaluation.bootstrap_resamples, evaluation.bootstrap_seed))
+        step.notes["report"] = step.name_of(report.path)
         step.counts["items"] = len(items)
         step.counts["runs"] = len(runs)
         step.notes["leaderboard"] = _leaderboard(step, layout)
-    return MaterializeResult(metadata=step.summary())
+    return MaterializeResult(metadata={**step.summary(), "report": MetadataValue.md(report.markdown),
+                                       "report_path": MetadataValue.path(str(report.path))})
 
 
 def _export_predictions(step: Step, layout: BenchmarkLayout, key: str, items: dict[str, BenchmarkItem], out_dir: Path) -> None:
@@ -244,10 +265,14 @@ def _compare_runs(step: Step, layout: BenchmarkLayout, evaluation: EvaluationSet
     step.counts["comparisons"] = len(rows)
 
 
-def _without_bytes(items: Iterator[BenchmarkItem]) -> Iterator[BenchmarkItem]:
-    """Items as the scorer keeps them: images by sha256 only (the blob store serves the bytes when a metric needs
-    them), so the whole benchmark fits in memory whatever its images weigh."""
+def _without_bytes(items: Iterator[BenchmarkItem], store: BlobStore) -> Iterator[BenchmarkItem]:
+    """Items as the scorer keeps them: images by sha256 only (the blob store serves the bytes when a model or
+    metric needs them), so the whole benchmark fits in memory whatever its images weigh. Bytes a release embeds
+    (a downloaded release, no pool here) go into the blob store first, when they are what the row's sha256 says."""
     for item in items:
+        for image in item.images:
+            if image.data is not None and not store.exists(image.sha256) and sha256_hex(image.data) == image.sha256:
+                store.put_bytes(image.data)
         yield BenchmarkItem(item.id, item.fields, tuple(ItemImage(i.sha256, None, i.path) for i in item.images), item.references)
 
 

@@ -17,10 +17,16 @@ from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayo
 from assets.evaluation.logic.critique_requests import (
     CRITIQUE_CANVAS_CONDITION,
     CRITIQUE_SCHEMA,
+    CRITIQUES_SCHEMA,
+    MULTI_CRITIQUES_SHAPE,
+    CandidateCall,
     candidate_call,
     critique_request,
     parse_critique,
+    parse_critiques,
 )
+from assets.evaluation.logic.grounding import CORRECT_IMAGE, SHUFFLE_METHOD, SHUFFLED_IMAGE, TEXT_ONLY, shuffled_images
+from assets.evaluation.logic.photocritique_conditions import CRITIQUES_PER_POST
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.offline_critic import CRITIC_VERSION, critique_of_image
 from assets.evaluation.logic.text_stats import word_count
@@ -42,13 +48,21 @@ BASELINES: dict[str, dict[str, Callable[[BenchmarkItem], str]]] = {
 
 
 def evaluation_offline_answers() -> dict[str, OfflineAnswer]:
-    """The offline critic for the heuristic provider: a critique computed from the request's image."""
-    def critique(request: ModelRequest) -> dict[str, Any]:
+    """The offline critic for the heuristic provider: critiques computed from the request's image (it refuses a
+    text-only request: it has nothing to look at)."""
+    def image_of(request: ModelRequest) -> bytes:
         if request.image is None:
             raise Refusal("the offline critic needs the image")
-        return {"critique": critique_of_image(request.image, int(request.context.get("sample", 0)))}
+        return request.image
 
-    return {CRITIQUE_SCHEMA: critique}
+    def critique(request: ModelRequest) -> dict[str, Any]:
+        return {"critique": critique_of_image(image_of(request), int(request.context.get("sample", 0)))}
+
+    def critiques(request: ModelRequest) -> dict[str, Any]:
+        image = image_of(request)
+        return {"critiques": [critique_of_image(image, k) for k in range(CRITIQUES_PER_POST)]}
+
+    return {CRITIQUE_SCHEMA: critique, CRITIQUES_SCHEMA: critiques}
 
 
 def _mime(image: bytes) -> str:
@@ -60,8 +74,9 @@ def _mime(image: bytes) -> str:
 
 
 def _repair(original: ModelRequest, invalid_answer: str, problem: str) -> ModelRequest:
-    """An empty critique is asked again once, with the shared repair prompt."""
-    return schema_repair_request(original, invalid_answer, problem, {"type": "string"})
+    """An answer that did not read is asked again once, with the shared repair prompt."""
+    shape = MULTI_CRITIQUES_SHAPE if original.schema_name == CRITIQUES_SCHEMA else {"type": "string"}
+    return schema_repair_request(original, invalid_answer, problem, shape)
 
 
 def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapping[str, BenchmarkItem],
@@ -73,39 +88,49 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
     if baseline is None and run.model.startswith("baseline:"):
         raise KeyError(f"{layout.name} has no {run.model!r}; baselines: {', '.join(BASELINES[layout.name])}")
     if baseline is not None:
+        if call.control != CORRECT_IMAGE:
+            raise KeyError(f"{run.model} reads no image, so it has no {call.control} control")
         model, decoding, source = run.model, {"baseline": run.model, "samples": call.samples}, "baseline"
     else:
         config = providers.role(run.model)
         model, decoding, source = f"{config.provider}/{config.model}", call.decoding(), "model"
         if config.provider == "heuristic":
             decoding = {**decoding, "critic": CRITIC_VERSION}
+    shown = _shown_images(call, items, call.seed or 0)
+    if call.control == SHUFFLED_IMAGE:
+        decoding = {**decoding, "shuffle": {"method": SHUFFLE_METHOD, "seed": call.seed or 0}}
     key = run_key(layout.name, release, source, model, condition, decoding, call.seed or 0, None)
     with step.batch() as log:
         record_run(log.con, run_row(layout, release, key, source, model, condition, decoding, call.seed or 0, None, None,
                                     log.activity_id))
         done_before = answered(log.con, key)
-    todo = [(item, k) for item in items.values() for k in range(call.samples) if (item.id, k) not in done_before]
+    samples = range(call.samples)
+    todo = [(item, k) for item in items.values() for k in range(call.calls_per_item)
+            if any((item.id, s) not in done_before for s in (samples if call.multi_pass else (k,)))]
 
     def pending() -> Iterator[Item]:
         for item, k in todo:
             digest = digest_of([key, item.id, k])
-            yield Item(entity_id("prediction_request", digest), f"{layout.dataset}/{item.id}#sample={k}", digest, (item, k))
+            yield Item(entity_id("prediction_request", digest), f"{layout.dataset}/{item.id}#call={k}", digest, (item, k))
 
     caller = None
     if baseline is None:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, run.model, _repair,
                                 offline=evaluation_offline_answers)
+    parse = parse_critiques(call.samples) if call.multi_pass else lambda text: (parse_critique(text),)
 
     def answer(item: Item) -> Outcome:
         benchmark_item, k = item.payload
         if baseline is not None:
-            return Kept((baseline(benchmark_item), None, None), count="answered")
-        image = image_of(benchmark_item)
-        if image is None:
-            return Rejected(IMAGE_UNAVAILABLE, f"{item.locator}: image {benchmark_item.images[0].sha256[:12]} is in neither"
+            return Kept(((baseline(benchmark_item),) * (call.samples if call.multi_pass else 1), None, None), count="answered")
+        donor = shown[benchmark_item.id]
+        image = None if donor is None else image_of(donor)
+        if donor is not None and image is None:
+            return Rejected(IMAGE_UNAVAILABLE, f"{item.locator}: image {donor.images[0].sha256[:12]} is in neither"
                             " the release nor the blob store")
-        request = critique_request(call, benchmark_item, k, image, _mime(image), run.model, model.split("/", 1)[1])
-        outcome = caller.call(request, parse_critique, item_id=item.key)
+        request = critique_request(call, benchmark_item, k, image, None if image is None else _mime(image),
+                                   donor.images[0].sha256 if donor is not None else None, model.split("/", 1)[1])
+        outcome = caller.call(request, parse, item_id=item.key)
         if not outcome.ok:
             return Rejected(outcome.reason_code or outcome.status, f"{item.locator}: {outcome.detail}", value=outcome)
         step.counts["requests_sent"] += outcome.requests_sent
@@ -118,22 +143,40 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
             if not d.kept:
                 continue
             benchmark_item, k = d.item.payload
-            text, call_id, prompt_sha = d.outcome.value
-            prediction_id = prediction_entity_id(key, benchmark_item.id, k, text)
-            entities.append(Entity(prediction_id, "evaluation_prediction", digest_of(text),
-                                   {"run": key, "item": benchmark_item.id, "sample": k}))
-            edges.append((prediction_id, item_entity_id(layout, benchmark_item.id), "answers"))
-            if call_id:
-                edges.append((prediction_id, call_id, "answered_by"))
-            rows.append({"run_key": key, "item_id": benchmark_item.id, "sample": k, "entity_id": prediction_id,
-                         "prediction": text, "prompt_sha256": prompt_sha,
-                         "template": None if baseline else f"{call.template.id}@{call.template.version}",
-                         "call_id": call_id, "n_words": word_count(text), "activity_id": log.activity_id})
+            texts, call_id, prompt_sha = d.outcome.value
+            donor = shown[benchmark_item.id]
+            for offset, text in enumerate(texts):
+                sample = offset if call.multi_pass else k
+                prediction_id = prediction_entity_id(key, benchmark_item.id, sample, text)
+                entities.append(Entity(prediction_id, "evaluation_prediction", digest_of(text),
+                                       {"run": key, "item": benchmark_item.id, "sample": sample}))
+                edges.append((prediction_id, item_entity_id(layout, benchmark_item.id), "answers"))
+                if donor is not None and donor.id != benchmark_item.id:
+                    edges.append((prediction_id, item_entity_id(layout, donor.id), "shown_image_of"))
+                if call_id:
+                    edges.append((prediction_id, call_id, "answered_by"))
+                rows.append({"run_key": key, "item_id": benchmark_item.id, "sample": sample, "entity_id": prediction_id,
+                             "prediction": text, "prompt_sha256": prompt_sha,
+                             "template": None if baseline else f"{call.template.id}@{call.template.version}",
+                             "call_id": call_id, "n_words": word_count(text), "activity_id": log.activity_id})
         log.entities(entities)
         log.generated(e.entity_id for e in entities)
         log.derived(edges)
         log.used((r["call_id"] for r in rows if r["call_id"]), "model_call")
         write_predictions(log.con, rows)
+        log.unrejected(stage, [d.item.key for d in done if d.kept])  # an earlier run's failure that now answered
 
-    run_items(step, f"{layout.name}_predictions", pending(), answer, write, batch_size=64, workers=run.max_concurrency)
+    stage = f"{layout.name}_predictions"
+    run_items(step, stage, pending(), answer, write, batch_size=64, workers=run.max_concurrency)
     return key
+
+
+def _shown_images(call: CandidateCall, items: Mapping[str, BenchmarkItem], seed: int) -> dict[str, BenchmarkItem | None]:
+    """Whose image each item is shown under the call's control: its own, another item's (a seeded derangement), or
+    none (text only)."""
+    if call.control == TEXT_ONLY:
+        return {item_id: None for item_id in items}
+    if call.control == SHUFFLED_IMAGE:
+        donors = shuffled_images(items, seed).donor_of
+        return {item_id: items[donors[item_id]] for item_id in items}
+    return dict(items)

@@ -5,6 +5,7 @@ from typing import Literal, Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
+from assets.evaluation.judge_settings import JudgeSettings
 from resources.config_paths import ConfigPath, FileOrTag
 
 
@@ -77,10 +78,12 @@ class ModelRun(Config):
     """A model asked for its answers on a benchmark, through the provider layer (cached, logged, resumable)."""
 
     benchmark: Literal["photocritique", "critique_canvas"]
-    model: str = Field(description="A role of the models section (planner | annotator | verifier: its provider and"
-                       " model answer), or baseline:title (photocritique) / baseline:instruction (critique_canvas)")
-    condition: Optional[str] = Field(default=None, description="The prompt condition; unset: the benchmark's primary"
-                                     " one (photocritique capped_plain, critique_canvas instruction)")
+    model: str = Field(description="A role of the models section (planner | annotator | verifier | judge) or one of its"
+                       " named configurations (models.configs), or baseline:title (photocritique) /"
+                       " baseline:instruction (critique_canvas)")
+    condition: Optional[str] = Field(default=None, description="The prompt condition, optionally with an image control"
+                                     " after a + (capped_plain+shuffled_image, capped_plain+text_only); unset: the"
+                                     " benchmark's primary one (photocritique capped_plain, critique_canvas instruction)")
     max_concurrency: int = Field(default=4, gt=0, description="Requests in flight")
 
 
@@ -93,6 +96,8 @@ class EvaluationSettings(ConfigurableResource):
     predictions: list[PredictionsImport] = Field(default_factory=list, description="Predictions files to score")
     runs: list[ModelRun] = Field(default_factory=list, description="Models to ask for predictions")
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    judges: JudgeSettings = Field(default_factory=JudgeSettings, description="The model judge of the predictions and"
+                                  " the human sheet that checks it")
     bootstrap_resamples: int = Field(default=10_000, gt=0, description="Resamples of the bootstrap intervals")
     bootstrap_seed: int = Field(default=0, description="Seed of the bootstrap intervals")
 

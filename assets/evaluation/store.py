@@ -48,7 +48,30 @@ def retire_file_runs(con: duckdb.DuckDBPyConnection, file_name: str, sha256: str
     lineage as history), so the leaderboard shows what the file holds now. Returns how many runs went."""
     stale = [key for key, in con.execute("SELECT run_key FROM evaluation_run WHERE predictions_file = ?"
                                          " AND predictions_sha256 <> ?", [file_name, sha256]).fetchall()]
-    for table in ("evaluation_prediction", "evaluation_metric", "evaluation_score", "evaluation_summary", "evaluation_run"):
-        con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_prediction WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_judgement WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_metric WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_score WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_summary WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_run WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_comparison WHERE list_contains(?, run_a) OR list_contains(?, run_b)", [stale, stale])
     return len(stale)
+
+
+def write_judgements(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:
+    """A judge's rows of one batch of judgements (a judgement judged again replaces its rows)."""
+    insert_rows(con, "evaluation_judgement", rows, conflict="replace")
+
+
+def record_similarity_pairs(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:
+    """The model–human pairs a blank similarity sheet lists (a pair listed before keeps its first sheet)."""
+    insert_rows(con, "evaluation_similarity_pair", rows)
+
+
+def clear_similarity_ratings(con: duckdb.DuckDBPyConnection, benchmark: str) -> None:
+    """Before the returned sheets are read again: the table holds what they say now."""
+    con.execute("DELETE FROM evaluation_similarity_rating WHERE benchmark = ?", [benchmark])
+
+
+def write_similarity_ratings(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:
+    insert_rows(con, "evaluation_similarity_rating", rows)

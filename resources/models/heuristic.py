@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 
 from PIL import Image, UnidentifiedImageError
 
-from resources.models.types import INVALID_RESPONSE, OK, ROLES, ModelRequest, ModelResponse
+from resources.models.types import EVALUATION_ROLES, INVALID_RESPONSE, OK, ROLES, ModelRequest, ModelResponse
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -31,7 +31,7 @@ OfflineAnswer = Callable[[ModelRequest], Mapping[str, Any]]
 OfflineAnswers = Callable[[], Mapping[str, OfflineAnswer]]
 """A pipeline's answer set: called once per provider, so that the functions it returns may share caches."""
 
-_ANSWERED_ROLES = (*ROLES, "repair")
+_ANSWERED_ROLES = (*ROLES, "repair", *EVALUATION_ROLES)
 _CACHE_SIZE = 1024
 
 

@@ -21,6 +21,8 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_BACKOFF_S = 1.0
 DEFAULT_MAX_BACKOFF_S = 60.0
 ROLES = ("planner", "annotator", "verifier")
+EVALUATION_ROLES = ("candidate", "judge")
+"""What an evaluation request is: an answer of the model under test, or a judgement of answers."""
 
 
 @dataclass(frozen=True)

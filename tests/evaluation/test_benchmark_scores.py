@@ -165,10 +165,10 @@ def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(
                       " USING (run_key) WHERE r.source = 'model' ORDER BY 1, 2")
     assert len(critic) == 9 and critic["call_id"].notna().all()
     assert critic.groupby("item_id")["prediction"].nunique().eq(3).all()  # three different critiques per post
-    calls = wh.scalar("SELECT count(*) FROM model_call")
+    calls = wh.scalar("SELECT count(*) FROM model_call WHERE role <> 'judge'")
     assert calls == 9
     # the prompt as sent: the primary condition's template, the post's title, the sampling the paper used
-    params = wh.query("SELECT params FROM model_call")["params"].map(json.loads)
+    params = wh.query("SELECT params FROM model_call WHERE role <> 'judge'")["params"].map(json.loads)
     assert {(p["temperature"], p["top_p"]) for p in params} == {(0.5, 0.9)} and {p["seed"] for p in params} == {42, 43, 44}
     edges = wh.query("SELECT relation, count(*) AS n FROM was_derived_from WHERE entity_id LIKE 'evaluation_prediction:%'"
                      " GROUP BY ALL")
@@ -186,7 +186,7 @@ def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(
     again = materialize(config, "photocritique_evaluation")
     assert again.success, failures(again)
     assert {f: f.read_bytes() for f in exported} == before
-    assert wh.scalar("SELECT count(*) FROM model_call") == calls and wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18
+    assert wh.scalar("SELECT count(*) FROM model_call WHERE role <> 'judge'") == calls and wh.scalar("SELECT count(*) FROM evaluation_prediction") == 18
 
 
 def test_aesforge_score_and_evaluate_print_the_leaderboard_and_refuse_bad_input_in_one_line(tmp_path):
@@ -219,3 +219,49 @@ def test_aesforge_score_and_evaluate_print_the_leaderboard_and_refuse_bad_input_
     baseline = run("evaluate", "--benchmark", "photocritique", "--model", "baseline:title")
     assert baseline.returncode == 0, baseline.stderr
     assert "baseline:title" in baseline.stdout
+
+
+def test_the_judge_scores_each_run_beside_the_metrics(evaluated):
+    """The default judge (the heuristic provider, offline) rates each model critique against the top-ranked human
+    one; the human baseline is not judged. This release ships no photos, so the preference judge, which must see
+    the photo, rejects every judgement with its reason instead of judging blind."""
+    _, wh = evaluated
+    similarity = wh.query("SELECT model, status, mean, n_items FROM evaluation_leaderboard WHERE metric = 'judge_similarity'")
+    by_model = similarity.set_index("model")
+    assert set(by_model.index) == {"echo", "title"} and (by_model["status"] == "ran").all()
+    # echo's first critique is the top-ranked human critique itself: the top of the scale for that sample
+    top = wh.query("SELECT j.value FROM evaluation_judgement j JOIN evaluation_run r USING (run_key) WHERE r.model = 'echo'"
+                   " AND j.metric = 'judge_similarity' AND j.sample = 0")["value"]
+    assert len(top) == 3 and (top == 5).all()
+    assert by_model.loc["echo", "mean"] > by_model.loc["title", "mean"]
+    rejected = wh.query("SELECT reason_code, count(*) AS n FROM rejection WHERE stage = 'photocritique_judgements' GROUP BY ALL")
+    assert dict(rejected.itertuples(index=False)) == {"image_unavailable": 18}
+    preference = wh.query("SELECT status, mean, version FROM evaluation_leaderboard WHERE metric = 'judge_preference'")
+    assert len(preference) == 2 and preference["mean"].isna().all() and preference["version"].str.contains("heuristic").all()
+
+
+def test_the_report_shows_the_leaderboard_with_plots_and_a_page_per_run(evaluated):
+    config, wh = evaluated
+    folder = config.parent / "evaluation" / "photocritique"
+    report = (folder / "report.md").read_text(encoding="utf-8")
+    assert report.startswith("# photocritique: evaluation report")
+    rouge = report.split("### rouge_l", 1)[1].split("###", 1)[0]
+    ranks = [line.split(" | ")[1] for line in rouge.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    board = wh.query("SELECT model FROM evaluation_leaderboard WHERE metric = 'rouge_l' ORDER BY mean DESC")["model"]
+    assert ranks == board.tolist() and ranks[0] == "echo"  # best first: echo repeats the references
+    assert "| 1 | echo | capped_plain | 1.0000 |" in rouge
+    assert "## Metrics that did not run" in report and "| sbert |" in report
+    assert "## Answer statistics" in report and "aspect:composition" in report
+    assert "## Paired comparisons" in report
+    for name in ("plots/rouge_l.png", "plots/lengths.png", "plots/judge_similarity.png"):
+        assert f"]({name})" in report and (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pages = sorted((folder / "runs").glob("*.md"))
+    assert len(pages) == 3 and all(f"]({p.relative_to(folder).as_posix()})" in report for p in pages)
+    echo = next(p.read_text(encoding="utf-8") for p in pages if "# photocritique: echo" in p.read_text(encoding="utf-8"))
+    assert "predictions.jsonl" in echo and "| rouge_l | ran | 1.0000 |" in echo
+    files = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and p.suffix in (".md", ".png")}
+    result = materialize(config, "photocritique_evaluation")
+    assert result.success, failures(result)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file() and p.suffix in (".md", ".png")} == files
+    metadata = result.asset_materializations_for_node("photocritique_evaluation")[0].metadata
+    assert metadata["report"].value == report and metadata["report_path"].value == str(folder / "report.md")

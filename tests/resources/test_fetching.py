@@ -211,11 +211,11 @@ class _Handler(BaseHTTPRequestHandler):
             )
         try:
             time.sleep(SLOW_RESPONSE_S)
-            self._send(200, PNG, "image/png")
-        finally:
+        finally:  # counted out before the answer goes: once the client has it, its next request may start
             with state.lock:
                 state.active -= 1
                 state.active_per_host[host] -= 1
+        self._send(200, PNG, "image/png")
 
 
 @dataclass

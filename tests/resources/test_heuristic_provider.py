@@ -33,7 +33,7 @@ def test_the_schema_picks_the_answer_and_a_repair_gets_its_originals():
 
 
 @pytest.mark.parametrize(("req", "message"), [
-    (request("critic", word="w"), "unknown role 'critic'; the heuristic provider answers planner, annotator, verifier, repair"),
+    (request("critic", word="w"), "unknown role 'critic'; the heuristic provider answers planner, annotator, verifier, repair, candidate, judge"),
     (request(schema_name="plan", word="w"), "role 'annotator' with schema 'plan': expected schema echo or other"),
     (request(schema_name=None, word="w"), "with schema None: expected schema echo or other"),
     (request(), "needs request.context['word']"),

@@ -505,3 +505,11 @@ def test_retry_after_header_forms() -> None:
     assert retry_after_from_headers({"retry-after": "soon"}) is None
     assert retry_after_from_headers({"retry-after": "-4"}) is None
     assert retry_after_from_headers(None) is None
+
+
+def test_named_configurations_are_asked_by_name_beside_the_roles() -> None:
+    resource = ModelProvidersResource(configs={"gpt-small": RoleConfig(provider="openai", model="gpt-small-1")})
+    assert resource.role("gpt-small").model == "gpt-small-1"
+    assert resource.role("judge").provider == "heuristic"
+    with pytest.raises(ValueError, match="roles: planner, annotator, verifier, judge; named configurations: gpt-small"):
+        resource.role("gpt-large")

@@ -16,3 +16,27 @@ SELECT a.benchmark, a.model AS model_a, a.condition AS condition_a, b.model AS m
 FROM evaluation_comparison c
 JOIN evaluation_run a ON a.run_key = c.run_a
 JOIN evaluation_run b ON b.run_key = c.run_b;
+
+-- evaluation_grounding: what seeing the right image is worth (r/photocritique's grounding controls). For each run
+-- under a condition with the correct image and the same model's run under that condition with a control
+-- (condition+shuffled_image: Δ_S; condition+text_only: Δ_T), the paired mean of correct − control over the items
+-- both scored, with its paired bootstrap 95 % interval, per metric.
+--   aesforge sql "SELECT * FROM evaluation_grounding WHERE metric = 'rouge_l'"
+CREATE OR REPLACE VIEW evaluation_grounding AS
+WITH runs AS (
+    SELECT run_key, benchmark, model, split_part(condition, '+', 1) AS base_condition,
+           coalesce(nullif(split_part(condition, '+', 2), ''), 'correct_image') AS control
+    FROM evaluation_run
+)
+SELECT c.benchmark, c.model, c.base_condition AS condition, x.control,
+       CASE x.control WHEN 'shuffled_image' THEN 'delta_s' WHEN 'text_only' THEN 'delta_t' ELSE x.control END AS delta,
+       p.metric, p.n_items,
+       CASE WHEN p.run_a = c.run_key THEN p.mean_diff ELSE -p.mean_diff END AS correct_minus_control,
+       CASE WHEN p.run_a = c.run_key THEN p.ci_low ELSE -p.ci_high END AS ci_low,
+       CASE WHEN p.run_a = c.run_key THEN p.ci_high ELSE -p.ci_low END AS ci_high,
+       c.run_key AS correct_run, x.run_key AS control_run
+FROM runs c
+JOIN runs x ON x.benchmark = c.benchmark AND x.model = c.model AND x.base_condition = c.base_condition
+           AND x.control <> 'correct_image'
+JOIN evaluation_comparison p ON (p.run_a = c.run_key AND p.run_b = x.run_key) OR (p.run_a = x.run_key AND p.run_b = c.run_key)
+WHERE c.control = 'correct_image';

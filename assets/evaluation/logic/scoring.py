@@ -18,9 +18,8 @@ from assets.core.logic.iteration import batched
 from assets.evaluation.logic.benchmark_items import BenchmarkItem
 from assets.evaluation.logic.max_mapping import MAX_MAPPING, aggregate, leave_one_out_from_matrix
 from assets.evaluation.logic.metrics.base import ImageTextMetric, Metric, TextMetric
-from assets.evaluation.logic.text_stats import word_count
+from assets.evaluation.logic.item_statistics import Statistics, word_statistics
 
-WORDS = "words"  # the mean length of an item's predictions: reported beside the metrics, as the papers do
 _CHUNK_ITEMS = 64
 
 
@@ -32,13 +31,14 @@ class ItemScore:
 
 
 def score_items(pairs: Iterable[tuple[BenchmarkItem, Sequence[str]]], metrics: Sequence[Metric],
-                image_of: Callable[[BenchmarkItem], bytes | None], aggregation: str = MAX_MAPPING) -> Iterator[ItemScore]:
-    """Each (item, its predictions) scored by every available metric, and its predictions' mean word count.
+                image_of: Callable[[BenchmarkItem], bytes | None], aggregation: str = MAX_MAPPING,
+                statistics: Statistics = word_statistics) -> Iterator[ItemScore]:
+    """Each (item, its predictions) scored by every available metric, and its predictions' ``statistics``.
     Reference metrics compare every prediction with every reference and aggregate the matrix; an image-text
     metric (CLIP score) scores each prediction against the item's image and averages over the predictions."""
     for chunk in batched(pairs, _CHUNK_ITEMS):
         for item, predictions in chunk:
-            yield ItemScore(item.id, WORDS, float(np.mean([word_count(p) for p in predictions])) if predictions else None)
+            yield from (ItemScore(item.id, name, value) for name, value in statistics(item, predictions))
         for metric in metrics:
             if isinstance(metric, TextMetric):
                 yield from _reference_scores(metric, chunk, aggregation)
@@ -83,16 +83,15 @@ def _image_scores(metric: ImageTextMetric, chunk: list[tuple[BenchmarkItem, Sequ
         yield ItemScore(item.id, metric.name, float(np.mean(values)) if values else None)
 
 
-def human_baseline(items: Iterable[BenchmarkItem], metrics: Sequence[Metric],
-                   aggregation: str = MAX_MAPPING) -> Iterator[ItemScore]:
+def human_baseline(items: Iterable[BenchmarkItem], metrics: Sequence[Metric], aggregation: str = MAX_MAPPING,
+                   statistics: Statistics = word_statistics) -> Iterator[ItemScore]:
     """The leave-one-out agreement of each item's references with one another (each in turn the candidate, the
-    others its references), per reference metric, and the references' mean word count: the scale the
+    others its references), per reference metric, and the references' ``statistics``: the scale the
     predictions' scores are read on. Items with fewer than two references have none."""
     text_metrics = [m for m in metrics if isinstance(m, TextMetric)]
     for chunk in batched(items, _CHUNK_ITEMS):
         for item in chunk:
-            lengths = [word_count(r) for r in item.references]
-            yield ItemScore(item.id, WORDS, float(np.mean(lengths)) if lengths else None)
+            yield from (ItemScore(item.id, name, value) for name, value in statistics(item, item.references))
         for metric in text_metrics:
             firsts, seconds = [], []
             for item in chunk:

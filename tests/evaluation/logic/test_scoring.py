@@ -6,7 +6,8 @@ from rouge_score import rouge_scorer
 
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, ItemImage
 from assets.evaluation.logic.metrics.registry import build_metrics
-from assets.evaluation.logic.scoring import WORDS, human_baseline, score_items
+from assets.evaluation.logic.item_statistics import WORDS
+from assets.evaluation.logic.scoring import human_baseline, score_items
 
 REFS = ("the horizon is tilted to the left", "lovely warm light on the hills", "crop the empty sky at the top")
 
