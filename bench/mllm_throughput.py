@@ -34,11 +34,12 @@ from warehouse.lineage import start_activity  # noqa: E402
 KEY = "sk-bench-loopback"
 
 
-def images(n: int, seed: int) -> list[bytes]:
+def images(n: int, seed: int, side: int = 256) -> list[bytes]:
+    """``n`` noisy JPEGs of ``side`` × ``side`` pixels, the same for the same seed."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
-        pixels = np.clip(rng.integers(20, 230) + rng.normal(0, 30, (256, 256, 3)), 0, 255).astype(np.uint8)
+        pixels = np.clip(rng.integers(20, 230) + rng.normal(0, 30, (side, side, 3)), 0, 255).astype(np.uint8)
         buffer = io.BytesIO()
         Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)
         out.append(buffer.getvalue())

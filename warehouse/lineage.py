@@ -67,7 +67,10 @@ class ActivityLog:
             [{"activity_id": self.activity_id, "agent_id": agent.agent_id, "role": role}],
         )
 
-    def entities(self, entities: Iterable[Entity]) -> None:
+    def entities(self, entities: Iterable[Entity], *, new: bool = False) -> None:
+        """Record entities (one already recorded keeps its row). ``new``: the caller knows none is recorded yet
+        (ids just derived under a lease, such as model calls), and a conflict is an error: DuckDB inserts rows
+        without a conflict check several times faster."""
         now = utcnow()
         rows = {
             e.entity_id: {
@@ -79,15 +82,17 @@ class ActivityLog:
             }
             for e in entities
         }
-        insert_rows(self.con, "entity", list(rows.values()))
+        insert_rows(self.con, "entity", list(rows.values()), conflict="error" if new else "ignore")
 
-    def generated(self, entity_ids: Iterable[str]) -> None:
+    def generated(self, entity_ids: Iterable[str], *, new: bool = False) -> None:
+        """This activity generated the entities (``new`` as for ``entities``)."""
         now = utcnow()
         ids = dict.fromkeys(entity_ids)
         insert_rows(
             self.con,
             "was_generated_by",
             [{"entity_id": e, "activity_id": self.activity_id, "generated_at": now} for e in ids],
+            conflict="error" if new else "ignore",
         )
 
     def used(self, entity_ids: Iterable[str], role: str) -> None:

@@ -30,8 +30,9 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -155,7 +156,9 @@ class ItemLoop(Generic[P]):
     entities). ``workers`` > 1 processes a batch on a thread pool (order of outcomes is kept). ``finish`` is an
     optional batch step between the two, outside the transaction, for work that is cheaper per batch (a model's
     forward pass): it maps the batch's kept outcomes to new outcomes; should it fail on a batch it is run item by
-    item, so only the item it fails on becomes ``internal_error``.
+    item, so only the item it fails on becomes ``internal_error``. ``before_write`` runs before each batch is
+    written, outside the fault isolation (a write-behind call log's flush: the batch's rows then name only logged
+    calls, and a log that cannot be written fails the step).
     """
 
     def __init__(
@@ -170,6 +173,7 @@ class ItemLoop(Generic[P]):
         record_rejections: bool = True,
         log: logging.Logger | Any | None = None,
         finish: Callable[[list[Done[P]]], list[Outcome]] | None = None,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         self.step = step
         self.stage = stage
@@ -180,28 +184,79 @@ class ItemLoop(Generic[P]):
         self.record_rejections = record_rejections
         self.log = log or step.log
         self.finish = finish
+        self.before_write = before_write
         self.stopped: str | None = None
 
     def run(self, items: Iterable[Item[P]]) -> None:
-        """Process ``items`` (read lazily) to the end, or until the stage raises :class:`StopItems`."""
-        executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self.stage) if self.workers > 1 else None
+        """Process ``items`` (read lazily) to the end, or until the stage raises :class:`StopItems`.
+
+        With workers, items are handed to the pool as workers free up, up to two batches ahead of the oldest
+        unwritten one, and written in the order they were read: a batch's slowest item never idles the other
+        workers, and the warehouse connection lingers between the many small transactions (model-call claims and
+        logs, batch commits) instead of being opened for each."""
         known = self._load_quarantine()
-        try:
-            for chunk in batched(items, self.batch_size):
-                chunk = list(items_by_key(chunk).values())  # one outcome per key
-                skipped, earlier = self._quarantined(chunk, known)
-                todo = [item for item in chunk if item.key not in skipped]
-                if skipped:
-                    self.step.counts["quarantined"] += len(skipped)
-                results = list(executor.map(self._safe_process, todo) if executor else map(self._safe_process, todo))
-                done = [(item, result) for item, result in zip(todo, results) if result is not None]
-                self._commit(self._finished(done), earlier)
-                if self.stopped:
-                    self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
-                    break
-        finally:
-            if executor:
-                executor.shutdown(wait=True)
+        with self.step.warehouse.lingering():
+            if self.workers > 1:
+                self._run_pooled(items, known)
+            else:
+                self._run_serial(items, known)
+        if self.stopped:
+            self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
+
+    def _todo(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> Iterator[tuple[list[Item[P]], set[str]]]:
+        """Per chunk of ``batch_size`` read items: those to process (one per key, quarantined ones skipped), and the
+        keys quarantined before (released once they get an outcome)."""
+        for chunk in batched(items, self.batch_size):
+            chunk = list(items_by_key(chunk).values())  # one outcome per key
+            skipped, earlier = self._quarantined(chunk, known)
+            if skipped:
+                self.step.counts["quarantined"] += len(skipped)
+            yield [item for item in chunk if item.key not in skipped], earlier
+
+    def _run_serial(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> None:
+        for todo, earlier in self._todo(items, known):
+            done = [(item, result) for item in todo if (result := self._safe_process(item)) is not None]
+            self._commit(self._finished(done), earlier)
+            if self.stopped:
+                return
+
+    def _run_pooled(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> None:
+        window: deque[tuple[Item[P], Future]] = deque()
+        retried: set[str] = set()
+        done: list[tuple[Item[P], Outcome | _Fault]] = []
+        ahead = 2 * max(self.batch_size, self.workers)
+
+        def take_oldest() -> None:
+            item, future = window.popleft()
+            result = future.result()
+            if result is not None:
+                done.append((item, result))
+            if len(done) >= self.batch_size:
+                flush()
+
+        def flush() -> None:
+            batch, earlier = list(done), {item.key for item, _ in done if item.key in retried}
+            done.clear()
+            self._commit(self._finished(batch), earlier)
+
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self.stage) as executor:
+            try:
+                for todo, earlier in self._todo(items, known):
+                    retried |= earlier
+                    for item in todo:
+                        if self.stopped:
+                            break
+                        window.append((item, executor.submit(self._safe_process, item)))
+                        while len(window) >= ahead or (window and window[0][1].done()):
+                            take_oldest()
+                    if self.stopped:
+                        break
+                while window:
+                    take_oldest()
+                flush()
+            finally:
+                for _, future in window:  # a whole-step error: nothing more is started
+                    future.cancel()
 
     # -- per item ------------------------------------------------------------------------------------------
     def _safe_process(self, item: Item[P]) -> Outcome | _Fault | None:
@@ -239,6 +294,8 @@ class ItemLoop(Generic[P]):
         item whose rows cannot be written becomes ``internal_error``."""
         if not done:
             return
+        if self.before_write is not None:  # outside the fault isolation: what fails here fails the step
+            self.before_write()
         try:
             self._write(done, retried)
         except Exception as exc:  # noqa: BLE001

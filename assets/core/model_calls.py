@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
@@ -85,6 +85,10 @@ class CallLeases(Protocol):
     warehouse), so that one request is sent per key whoever asks for it."""
 
     def claim(self, cache_key: str, ttl_s: float) -> Claim: ...
+
+    def claim_many(self, cache_keys: Sequence[str], ttl_s: float) -> None: ...
+
+    def holds(self, cache_key: str) -> bool: ...
 
     def release(self, cache_key: str) -> None: ...
 
@@ -289,11 +293,21 @@ class ModelCaller:
                             self.leases.release(key)
         return CallOutcome(OK, stored.response.text, call_ids=(stored.call_id,))
 
+    def claim_ahead(self, requests: Sequence[ModelRequest]) -> None:
+        """Claim the requests about to be asked, all in one group, so that the threads asking them find them held
+        (or answered) instead of each queueing to claim its own: the claim leaves the requests' critical path.
+        Without leases there is nothing to claim."""
+        if self.leases is None:
+            return
+        keys = [key for key in dict.fromkeys(cache_key(self.provider_name, r) for r in requests) if not self.leases.holds(key)]
+        if keys:
+            self.leases.claim_many(keys, self.lease_s + self.limiter.backlog_s())
+
     def _claim(self, key: str) -> StoredCall | None:
         """None once this caller holds ``key``'s lease, or the answer another process stored while this one
         waited. Bounded: a lease lapses ``lease_s`` after it was taken (or when its process dies) and is then
         taken over."""
-        if self.leases is None:
+        if self.leases is None or self.leases.holds(key):
             return None
         wait = self.poll_s
         while True:

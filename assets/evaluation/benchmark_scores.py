@@ -26,7 +26,7 @@ from assets.evaluation.logic.metrics.registry import build_metrics
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
 from assets.evaluation.logic.predictions_file import write_predictions as write_predictions_file
-from assets.evaluation.logic.item_statistics import STATISTICS, STATISTICS_PARAMETERS, STATISTICS_VERSION
+from assets.evaluation.logic.item_statistics import STATISTICS, STATISTICS_PARAMETERS, STATISTICS_VERSION, WORDS
 from assets.evaluation.logic.scoring import ItemScore, human_baseline, score_items
 from assets.evaluation.logic.statistics import bootstrap_ci, paired_bootstrap
 from assets.evaluation.logic.text_stats import word_count
@@ -277,10 +277,14 @@ def _without_bytes(items: Iterator[BenchmarkItem], store: BlobStore) -> Iterator
 
 
 def _leaderboard(step: Step, layout: BenchmarkLayout) -> list[str]:
+    """The headline figures for the step's summary: metrics, judges and length (the other statistics are in the
+    report)."""
+    statistics = [name for name in STATISTICS[layout.name][1] if name != WORDS]
     with step.batch() as log:
         rows = log.con.execute(
             "SELECT model, condition, metric, status, mean, ci_low, ci_high, n_items FROM evaluation_leaderboard"
-            " WHERE benchmark = ? ORDER BY metric, model, condition", [layout.name]).fetchall()
+            " WHERE benchmark = ? AND NOT list_contains(?, metric) ORDER BY metric, model, condition",
+            [layout.name, statistics]).fetchall()
     return [f"{metric} {model}/{condition}: " + (f"{mean:.4f} [{low:.4f}, {high:.4f}] n={n}" if mean is not None
                                                  else "did not run")
             for model, condition, metric, status, mean, low, high, n in rows]

@@ -236,7 +236,7 @@ def judge_scores(step: Step, layout: BenchmarkLayout, run_key: str, items: Mappi
     active = [k for k in kinds if getattr(judges, k.flag)]
     if active:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, judges.role, _repair,
-                                offline=judge_offline_answers)
+                                offline=judge_offline_answers, write_behind=True)
 
         def judged(item: Item[_Pending]) -> Outcome:
             return _judge_one(item, caller.call, config, image_of)
@@ -244,8 +244,11 @@ def judge_scores(step: Step, layout: BenchmarkLayout, run_key: str, items: Mappi
         def write(log: ActivityLog, done: list[Done[_Pending]]) -> None:
             _write_judgements(log, layout, run_key, judge, done)
 
-        run_items(step, f"{layout.name}_judgements", _pending(step.warehouse, layout, run_key, items, judge, active),
-                  judged, write, batch_size=64, workers=judges.max_concurrency)
+        try:
+            run_items(step, f"{layout.name}_judgements", _pending(step.warehouse, layout, run_key, items, judge, active),
+                      judged, write, batch_size=64, workers=judges.max_concurrency, before_write=caller.store.flush)
+        finally:
+            caller.store.close()
     statuses = [_status(k, judges, config, judge, step.warehouse, run_key) for k in kinds]
     return [s for group in statuses for s in group], _item_scores(step.warehouse, run_key, judge, active, items)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.logic.iteration import batched
 from assets.core.model_call_store import role_caller
 from assets.core.model_calls import schema_repair_request
 from assets.core.step import Step
@@ -108,28 +109,42 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
     todo = [(item, k) for item in items.values() for k in range(call.calls_per_item)
             if any((item.id, s) not in done_before for s in (samples if call.multi_pass else (k,)))]
 
-    def pending() -> Iterator[Item]:
-        for item, k in todo:
-            digest = digest_of([key, item.id, k])
-            yield Item(entity_id("prediction_request", digest), f"{layout.dataset}/{item.id}#call={k}", digest, (item, k))
-
     caller = None
     if baseline is None:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, run.model, _repair,
-                                offline=evaluation_offline_answers)
+                                offline=evaluation_offline_answers, write_behind=True)
     parse = parse_critiques(call.samples) if call.multi_pass else lambda text: (parse_critique(text),)
 
-    def answer(item: Item) -> Outcome:
-        benchmark_item, k = item.payload
-        if baseline is not None:
-            return Kept(((baseline(benchmark_item),) * (call.samples if call.multi_pass else 1), None, None), count="answered")
+    def request_for(benchmark_item: BenchmarkItem, k: int) -> ModelRequest | None:
+        """Call ``k`` of the item, showing the image its control gives it; None when that image is nowhere."""
         donor = shown[benchmark_item.id]
         image = None if donor is None else image_of(donor)
         if donor is not None and image is None:
+            return None
+        return critique_request(call, benchmark_item, k, image, None if image is None else _mime(image),
+                                donor.images[0].sha256 if donor is not None else None, model.split("/", 1)[1])
+
+    def pending() -> Iterator[Item]:
+        """The calls to make, claimed ahead a group at a time (as the item loop reads them, ahead of its workers)."""
+        for group in batched(todo, run.max_concurrency):
+            requests = {(item.id, k): _built(request_for, item, k) if caller else None for item, k in group}
+            if caller is not None:
+                caller.claim_ahead([r for r in requests.values() if isinstance(r, ModelRequest)])
+            for item, k in group:
+                digest = digest_of([key, item.id, k])
+                yield Item(entity_id("prediction_request", digest), f"{layout.dataset}/{item.id}#call={k}", digest,
+                           (item, k, requests[(item.id, k)]))
+
+    def answer(item: Item) -> Outcome:
+        benchmark_item, k, request = item.payload
+        if isinstance(request, Exception):  # building it failed: this item's fault, isolated by the loop
+            raise request
+        if baseline is not None:
+            return Kept(((baseline(benchmark_item),) * (call.samples if call.multi_pass else 1), None, None), count="answered")
+        if request is None:
+            donor = shown[benchmark_item.id]
             return Rejected(IMAGE_UNAVAILABLE, f"{item.locator}: image {donor.images[0].sha256[:12]} is in neither"
                             " the release nor the blob store")
-        request = critique_request(call, benchmark_item, k, image, None if image is None else _mime(image),
-                                   donor.images[0].sha256 if donor is not None else None, model.split("/", 1)[1])
         outcome = caller.call(request, parse, item_id=item.key)
         if not outcome.ok:
             return Rejected(outcome.reason_code or outcome.status, f"{item.locator}: {outcome.detail}", value=outcome)
@@ -142,7 +157,7 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
         for d in done:
             if not d.kept:
                 continue
-            benchmark_item, k = d.item.payload
+            benchmark_item, k, _ = d.item.payload
             texts, call_id, prompt_sha = d.outcome.value
             donor = shown[benchmark_item.id]
             for offset, text in enumerate(texts):
@@ -167,8 +182,22 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
         log.unrejected(stage, [d.item.key for d in done if d.kept])  # an earlier run's failure that now answered
 
     stage = f"{layout.name}_predictions"
-    run_items(step, stage, pending(), answer, write, batch_size=64, workers=run.max_concurrency)
+    try:
+        run_items(step, stage, pending(), answer, write, batch_size=64, workers=run.max_concurrency,
+                  before_write=caller.store.flush if caller else None)
+    finally:
+        if caller is not None:
+            caller.store.close()
     return key
+
+
+def _built(build: Callable[[BenchmarkItem, int], ModelRequest | None], item: BenchmarkItem,
+           k: int) -> ModelRequest | Exception | None:
+    """The request, or the exception building it raised, handed to the item's own processing to be isolated there."""
+    try:
+        return build(item, k)
+    except Exception as exc:  # noqa: BLE001 - re-raised in the item loop, where one item's fault stays its own
+        return exc
 
 
 def _shown_images(call: CandidateCall, items: Mapping[str, BenchmarkItem], seed: int) -> dict[str, BenchmarkItem | None]:

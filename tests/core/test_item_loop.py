@@ -200,3 +200,45 @@ def test_the_retry_command_refuses_unknown_reasons_in_one_line(capsys):
     assert main(["retry", "--reason", "gave_up", "--stage", "decode"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 2 and "unknown reason 'too_small'" in lines[0] and "--stage goes with" in lines[1]
+
+
+def test_a_slow_item_does_not_idle_the_other_workers_and_batches_are_written_in_order(wh):
+    """Two workers, batches of two: while item 0 takes its time, the other worker goes on through items of later
+    batches; the batches are still written in the order the items were read, each after ``before_write``."""
+    import threading
+    import time
+
+    started: dict[str, float] = {}
+    release = threading.Event()
+    events: list[str] = []
+
+    def process(item):
+        started[item.payload] = time.monotonic()
+        if item.payload == "i0":
+            release.wait(timeout=30)
+        elif item.payload == "i3":
+            release.set()  # reached only if the other worker went past item 0's batch (the window: two batches)
+        return Kept(item.payload.upper(), count="done")
+
+    def write(log, done):
+        events.append("write:" + ",".join(d.item.payload for d in done))
+
+    run_items(_step(wh, "r1"), "slow", _items([f"i{k}" for k in range(6)]), process, write, batch_size=2, workers=2,
+              before_write=lambda: events.append("flush"))
+    assert release.is_set() and started["i3"] < started["i0"] + 10
+    assert events == ["flush", "write:i0,i1", "flush", "write:i2,i3", "flush", "write:i4,i5"]
+
+
+def test_stop_items_with_workers_saves_what_was_done_in_order(wh):
+    stored = []
+
+    def budgeted(item):
+        if item.payload == "x5":
+            raise StopItems("call budget spent")
+        return _process(item)
+
+    loop = run_items(_step(wh, "r1"), "chain", _items([f"x{i}" for i in range(40)]), budgeted, _writer(stored),
+                     batch_size=4, workers=3)
+    assert loop.stopped == "call budget spent"
+    done = [p for p, _ in stored]
+    assert done == sorted(done, key=lambda p: int(p[1:])) and "x5" not in done and {"x0", "x1", "x2", "x3", "x4"} <= set(done)

@@ -285,3 +285,85 @@ def test_call_ids_derive_from_the_request_so_two_warehouses_name_the_same_calls_
         assert failed.status == HTTP_ERROR and retried.status == VALID and failed.call_ids != retried.call_ids
         ids.append((failed.call_ids, retried.call_ids, wh.query("SELECT call_id FROM model_call ORDER BY call_id")["call_id"].tolist()))
     assert ids[0] == ids[1]
+
+
+# --- the write-behind call log and claims made ahead (the evaluation's path) ---------------------------------
+
+def _behind(wh: Warehouse, run_id: str = "rb") -> WarehouseCallStore:
+    with wh.transaction() as con:
+        log = start_activity(con, asset_key="test", partition_key=None, run_id=run_id, code_version="t", parameters={}, agents=())
+    return WarehouseCallStore(wh, log.activity_id, write_behind=True)
+
+
+def test_a_write_behind_store_logs_every_call_by_flush_with_the_ids_a_direct_store_gives(tmp_path):
+    """Many threads ask different things through one write-behind store: each gets its call id at once, the same id
+    a direct store would derive; after flush every call, its entity and its end of lease are committed."""
+    direct, behind = _store(Warehouse(tmp_path / "a.duckdb")), _behind(Warehouse(tmp_path / "b.duckdb"))
+    requests = [_request(" ".join(["w"] * (i + 1))) for i in range(12)]
+    expected = [_caller(WordCountProvider(), direct, leased=True).call(r, parse_words).call_ids for r in requests]
+    caller = _caller(WordCountProvider(delay_s=0.02), behind, leased=True)
+    outcomes = _at_once(12, lambda i: caller.call(requests[i], parse_words))
+    behind.flush()
+    assert [o.call_ids for o in outcomes] == expected and all(o.status == VALID for o in outcomes)
+    wh = behind.warehouse
+    assert wh.scalar("SELECT count(*) FROM model_call") == 12 and wh.scalar("SELECT count(*) FROM model_call_lease") == 0
+    assert wh.scalar("SELECT count(*) FROM entity WHERE kind = 'model_call'") == 12
+    assert wh.scalar("SELECT count(*) FROM was_generated_by WHERE entity_id LIKE 'model_call:%'") == 12
+    behind.close()
+
+
+def test_a_queued_answer_is_a_cache_hit_before_it_is_committed(tmp_path):
+    store = _behind(Warehouse(tmp_path / "w.duckdb"))
+    provider = WordCountProvider()
+    caller = _caller(provider, store, leased=True)
+    first = caller.call(_request(), parse_words)
+    again = caller.call(_request(), parse_words)  # the writer may not have committed the first yet
+    assert again.call_ids == first.call_ids and again.requests_sent == 0 and len(provider.requests) == 1
+    store.close()
+    assert store.warehouse.scalar("SELECT count(*) FROM model_call") == 1
+
+
+def test_requests_claimed_ahead_are_held_found_answered_or_left_to_their_claimant(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    store, other = _behind(wh, "ahead"), _store(wh, "other")
+    answered, foreign, fresh = _request("a b"), _request("c d e"), _request("f g h i")
+    _caller(WordCountProvider(), other).call(answered, parse_words)  # another step answered this one
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _lease(other, cache_key("wordcount", foreign), alive.pid, expires_in_s=3600)  # a live process asks this one
+        provider = WordCountProvider()
+        caller = _caller(provider, store, leased=True)
+        caller.claim_ahead([answered, foreign, fresh, fresh])
+        assert store.holds(cache_key("wordcount", fresh)) and not store.holds(cache_key("wordcount", foreign))
+        assert caller.call(answered, parse_words).requests_sent == 0  # found answered by the claim
+        assert caller.call(fresh, parse_words).requests_sent == 1 and len(provider.requests) == 1
+    finally:
+        alive.kill()
+    store.close()
+    assert wh.scalar("SELECT count(*) FROM model_call_lease") == 1  # only the live process's lease is left
+
+
+def test_leases_claimed_ahead_but_never_asked_are_given_up_at_close(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    store = _behind(wh)
+    _caller(WordCountProvider(), store, leased=True).claim_ahead([_request("x y"), _request("z")])
+    assert wh.scalar("SELECT count(*) FROM model_call_lease") == 2
+    store.close()
+    assert wh.scalar("SELECT count(*) FROM model_call_lease") == 0
+
+
+def test_a_call_log_that_cannot_be_written_fails_every_later_claim_and_flush(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    store = _behind(wh)
+    caller = _caller(WordCountProvider(), store, leased=True)
+    assert caller.call(_request("one"), parse_words).status == VALID
+    store.flush()
+    with wh.transaction() as con:  # the log's table is gone: the writer's next transaction fails
+        con.execute("DROP INDEX model_call_cache_key")
+        con.execute("ALTER TABLE model_call RENAME TO model_call_gone")
+    with pytest.raises(Exception, match="model_call"):
+        caller.call(_request("one two"), parse_words)
+    with pytest.raises(Exception, match="model_call"):
+        store.flush()
+    with pytest.raises(Exception, match="model_call"):
+        store.close()

@@ -399,6 +399,9 @@ def paint_prompt(prompt: str) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as real API servers set it: the status line and headers, then the body, go as separate writes,
+    # and Nagle's algorithm would hold the body back until the client's delayed ACK (some 40 ms on Linux).
+    disable_nagle_algorithm = True
     server: _HttpServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature fixed by the base class

@@ -94,3 +94,73 @@ def test_pages_stream_in_key_order_and_tolerate_writes_between_pages(tmp_path):
                 insert_rows(con, "agent", [{"agent_id": "a99", "kind": "software", "name": "late"}])
     assert [len(p) for p in seen] == [10, 10, 6]
     assert [x for p in seen for x in p] == sorted(f"a{i:02d}" for i in [*range(25), 99])
+
+
+# --- a lingering connection -----------------------------------------------------------------------------------
+
+_OTHER_PROCESS = """
+import sys, time
+sys.path.insert(0, {root!r})
+from warehouse.db import Warehouse
+started = time.monotonic()
+Warehouse({path!r}).scalar("SELECT count(*) FROM schema_migration")
+print(round(time.monotonic() - started, 3))
+"""
+
+
+def test_a_lingering_connection_is_kept_between_transactions_and_handed_to_a_waiting_process(tmp_path):
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from warehouse.db import Warehouse
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.scalar("SELECT 1")
+    assert wh._open is None  # outside a lingering block every transaction closes its connection
+    root = str(Path(__file__).resolve().parents[2])
+    with wh.lingering(idle_s=30):
+        wh.scalar("SELECT 1")
+        kept = wh._open
+        wh.scalar("SELECT 2")
+        assert kept is not None and wh._open is kept
+        with wh.transaction() as con:  # a transaction nested in this thread's own gets a connection of its own
+            con.execute("CREATE TABLE t (x INTEGER)")
+            with wh.transaction() as inner:
+                assert inner.execute("SELECT count(*) FROM schema_migration").fetchone()[0] > 0
+        other = subprocess.run([sys.executable, "-c", _OTHER_PROCESS.format(root=root, path=str(wh.path))],
+                               capture_output=True, text=True, timeout=120)
+        assert other.returncode == 0, other.stderr
+        # the other process said it waited and got the file long before the 30 s idle limit
+        assert float(other.stdout.strip()) < 10
+        time.sleep(0.1)
+        assert wh._open is None  # handed over while idle
+        wh.scalar("SELECT 3")  # and taken again
+        assert wh._open is not None
+    assert wh._open is None
+
+
+def test_few_rows_bound_as_parameters_store_what_a_frame_stores(tmp_path):
+    from datetime import datetime, timezone
+
+    from warehouse.db import Warehouse, insert_rows
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    row = {"entity_id": "e:1", "kind": "k", "content_sha256": None, "attributes": '{"a": 1}',
+           "recorded_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)}
+    many = [{**row, "entity_id": f"e:{i}"} for i in range(2, 40)]  # past the few-rows limit: the frame path
+    with wh.transaction() as con:
+        insert_rows(con, "entity", [row])
+        insert_rows(con, "entity", many)
+        insert_rows(con, "entity", [{**row, "kind": "changed"}])  # ignored: the id is there
+        insert_rows(con, "entity", [{**row, "entity_id": "e:2", "kind": "replaced"}], conflict="replace")
+    rows = wh.query("SELECT entity_id, kind, content_sha256, attributes, recorded_at FROM entity ORDER BY entity_id")
+    first, second = rows.iloc[0], rows[rows["entity_id"] == "e:2"].iloc[0]
+    assert (first["kind"], first["content_sha256"], first["attributes"]) == ("k", None, '{"a": 1}')
+    assert first["recorded_at"] == rows.iloc[5]["recorded_at"]  # the same instant whichever path stored it
+    assert second["kind"] == "replaced" and len(rows) == 39
+    import duckdb
+    import pytest
+    with pytest.raises(duckdb.ConstraintException), wh.transaction() as con:
+        insert_rows(con, "entity", [row], conflict="error")
