@@ -11,7 +11,7 @@ folder holds the report of what the warehouse says now.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,8 @@ from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayo
 from assets.evaluation.logic.item_statistics import STATISTICS, WORDS
 from assets.evaluation.logic.report_figures import length_histogram, score_distributions
 from assets.evaluation.logic.report_markdown import (HUMAN, BoardRow, Comparison, Grounding, RunInfo, benchmark_report,
-                                                     metric_kind, run_page)
+                                                     metric_kind, response_table, run_page)
+from assets.evaluation.logic.response_stats import CritiqueAnswer, ModelResponseStats, model_response_stats
 from assets.evaluation.logic.text_stats import word_count
 from warehouse.db import Warehouse
 
@@ -101,6 +102,24 @@ def _parameters(wh: Warehouse, run_key: str) -> dict[str, str]:
     return {metric: params for metric, params in frame if params and params != "{}"}
 
 
+def _response_stats(wh: Warehouse, items: Mapping[str, BenchmarkItem], runs: Sequence[RunInfo],
+                    labels: Mapping[str, str]) -> list[ModelResponseStats]:
+    """Table S5's row per run with predictions, read a page at a time, and one for the references themselves."""
+    def answers() -> Iterator[CritiqueAnswer]:
+        for item in items.values():
+            for reference in item.references:
+                yield CritiqueAnswer("reference", item.fields.get("instruction", ""), reference)
+        for run in runs:
+            for page in wh.pages("SELECT item_id || '#' || sample, item_id, prediction FROM evaluation_prediction"
+                                 " WHERE run_key = ?", [run.run_key], key="item_id || '#' || sample", block=5000):
+                for _, item_id, text in page:
+                    item = items.get(item_id)
+                    if item is not None:
+                        yield CritiqueAnswer(labels[run.run_key], item.fields.get("instruction", ""), text, item.references)
+    stats = model_response_stats(answers())
+    return [stats[name] for name in sorted(stats, key=lambda name: (name == "reference", name))]
+
+
 def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, items: Mapping[str, BenchmarkItem],
                   out_dir: Path, sections: Sequence[tuple[str, str]], bootstrap: tuple[int, int]) -> Report:
     """Write the benchmark's report, its run pages and plots under ``out_dir/<benchmark>``; returns the report."""
@@ -137,6 +156,8 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
                         f"../{REPORT_NAME}", plot)
         _write_if_changed(folder / run.page, page.encode("utf-8"))
         wanted.add(folder / run.page)
+    if layout.name == "critique_canvas":
+        sections = [*sections, response_table(_response_stats(wh, items, runs, labels))]
     headline = [m for m in ranked if m != WORDS]
     markdown = benchmark_report(
         layout.name, {"dataset": release.dataset, "version": release.version, "digest": release.digest, "items": len(items)},

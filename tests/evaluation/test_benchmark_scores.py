@@ -11,7 +11,7 @@ import pytest
 import yaml
 from rouge_score import rouge_scorer
 
-from tests.support.critique_harness import failures, materialize
+from tests.support.critique_harness import evaluated_runs, failures, materialize
 from assets.evaluation.logic.predictions_file import Prediction, read_predictions
 from warehouse.db import Warehouse
 
@@ -148,15 +148,7 @@ def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(
     for row, sha in zip(rows, shas):
         row["image_sha256"] = sha  # the release withholds the bytes; the blob store has them
     pq.write_table(pa.Table.from_pylist(rows, schema=POST), tmp_path / "releases/photocritique/data/posts/test-00000-of-00001.parquet")
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
-        "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 200,
-                       "runs": [{"benchmark": "photocritique", "model": "annotator"},
-                                {"benchmark": "photocritique", "model": "baseline:title"}]}}))
-    result = materialize(config, "photocritique_evaluation")
-    assert result.success, failures(result)
-    wh = Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
+    config, wh = evaluated_runs(tmp_path, "photocritique", ["annotator", "baseline:title"])
     runs = wh.query("SELECT model, source, condition, decoding FROM evaluation_run ORDER BY model")
     assert runs["model"].tolist() == ["baseline:title", "heuristic/heuristic-v1", "human"]
     decoding = json.loads(runs.set_index("model").loc["heuristic/heuristic-v1", "decoding"])

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import yaml
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 from PIL import Image
 
@@ -43,6 +44,19 @@ def materialize(config: Path, *assets: str) -> ExecuteInProcessResult:
     return job.execute_in_process(
         instance=DagsterInstance.ephemeral(), raise_on_error=False, asset_selection=[AssetKey(a) for a in assets],
     )
+
+
+def evaluated_runs(folder: Path, benchmark: str, models: list[str]) -> tuple[Path, Warehouse]:
+    """``<benchmark>_evaluation`` materialized on ``folder/releases`` with a model run per entry of ``models`` (a
+    role or a baseline); asserts it succeeded. Returns the config and the warehouse."""
+    config = folder / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
+        "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 200,
+                       "runs": [{"benchmark": benchmark, "model": model} for model in models]}}))
+    result = materialize(config, f"{benchmark}_evaluation")
+    assert result.success, failures(result)
+    return config, Warehouse(folder / "warehouse.duckdb", root=folder)
 
 
 def built(folder: Path, *assets: str, **kwargs) -> tuple[Path, Warehouse]:

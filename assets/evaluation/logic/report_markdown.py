@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assets.evaluation.logic.response_stats import ModelResponseStats
+
 JUDGE_PREFIX = "judge_"
 HUMAN = "human"
 _STATISTICS_PER_TABLE = 7
@@ -202,3 +204,17 @@ def run_page(benchmark: str, run: RunInfo, rows: Sequence[BoardRow], parameters:
     if lengths_plot:
         lines += ["", f"![answer length]({lengths_plot})"]
     return "\n".join(lines) + "\n"
+
+
+def response_table(stats: Sequence[ModelResponseStats]) -> tuple[str, str]:
+    """AesCanvas Table S5 as a report section: per run (and the references), length, length against the reference,
+    dimensions addressed, aesthetic-term density pooled over answers, Prompt Align on focused questions, and the
+    three dimensions generic questions draw most often."""
+    body = ["Over every answer of each run; `reference` are the verified answers themselves. Density is pooled (term"
+            " occurrences per 100 words over all answers), Prompt Align counts questions that name dimensions, the"
+            " Generic Top-3 those that name none.", ""]
+    body += _table(("answers by", "n", "AvgLen", "Len/Ref", "DimHits", "Density", "PromptAlign", "Generic Top-3"),
+                   [(s.model, s.n, f"{s.avg_length:.1f}", _number(s.len_ref, 2), f"{s.dim_hits:.2f}", _number(s.density, 2),
+                     _number(s.prompt_align, 3), ", ".join(s.generic_top3) or "–") for s in stats])
+    return "Response statistics (AesCanvas Table S5)", "\n".join(body)
+

@@ -66,3 +66,20 @@ def test_plots_are_png_bytes_that_depend_only_on_their_data():
     lengths = length_histogram({"a": [10, 20, 30]}, [15, 25])
     assert lengths == length_histogram({"a": [10, 20, 30]}, [15, 25]) != length_histogram({"a": [10, 20, 31]}, [15, 25])
     assert b"Software" not in lengths and b"matplotlib" not in lengths.lower()
+
+
+def test_the_response_table_has_a_row_per_run_and_the_references_last():
+    from assets.evaluation.logic.report_markdown import response_table
+    from assets.evaluation.logic.response_stats import CritiqueAnswer, model_response_stats
+
+    question = "Analyse the composition and the colour of this painting."
+    stats = model_response_stats([
+        CritiqueAnswer("m1 / instruction", question, "The composition is balanced and the colour is warm.", ("gold answer here",)),
+        CritiqueAnswer("m1 / instruction", "What do you think?", "Nice light and soft colour.", ("gold",)),
+        CritiqueAnswer("reference", question, "gold answer here"),
+    ])
+    title, body = response_table([stats["m1 / instruction"], stats["reference"]])
+    assert title.startswith("Response statistics")
+    rows = [line for line in body.splitlines() if line.startswith("| m1") or line.startswith("| reference")]
+    assert rows[0].startswith("| m1 / instruction | 2 |") and rows[1].startswith("| reference | 1 |")
+    assert "1.000" in rows[0]  # the focused question's two dimensions are both addressed
