@@ -436,16 +436,18 @@ def call_summary(warehouse: Warehouse, activity_id: str) -> dict[str, Any]:
 
 def role_caller(warehouse: Warehouse, activity_id: str, providers: ModelProvidersResource, role: str,
                 repair: Callable[[ModelRequest, str, str], ModelRequest], *,
-                offline: OfflineAnswers, write_behind: bool = False) -> tuple[ModelCaller, RoleConfig]:
+                offline: OfflineAnswers, write_behind: bool = False,
+                budget: CallBudget | None = None) -> tuple[ModelCaller, RoleConfig]:
     """The provider layer's ``role`` for one step's calls: cached and logged in ``model_call`` under the step's
     activity, answers validated with one ``repair`` request (``offline``: the pipeline's answers, should the role
     be the heuristic provider); and the role's settings for provenance. With ``write_behind`` the caller's store
-    must be flushed before rows naming its calls are committed (the item loop's ``before_write``), and closed."""
+    must be flushed before rows naming its calls are committed (the item loop's ``before_write``), and closed.
+    ``budget`` bounds the requests and tokens it may spend (unbounded by default)."""
     config = providers.role(role)
     endpoint = config.provider + (f"@{config.base_url}" if config.base_url else "")
     caller = leased_caller(endpoint, providers.provider_for(role, offline=offline),
                            WarehouseCallStore(warehouse, activity_id, write_behind=write_behind),
-                           CallBudget(None, None), RateLimiter(None), repair, providers)
+                           budget or CallBudget(None, None), RateLimiter(None), repair, providers)
     return caller, config
 
 

@@ -9,10 +9,10 @@ repeated) answers without a model, so a leaderboard has a floor computed from th
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
+from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
 from assets.core.logic.iteration import batched
 from assets.core.model_call_store import role_caller
-from assets.core.model_calls import schema_repair_request
+from assets.core.model_calls import BudgetExhausted, CallBudget, schema_repair_request
 from assets.core.step import Step
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release
 from assets.evaluation.logic.critique_requests import (
@@ -112,7 +112,8 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
     caller = None
     if baseline is None:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, run.model, _repair,
-                                offline=evaluation_offline_answers, write_behind=True)
+                                offline=evaluation_offline_answers, write_behind=True,
+                                budget=CallBudget(run.max_calls, run.max_tokens))
     parse = parse_critiques(call.samples) if call.multi_pass else lambda text: (parse_critique(text),)
 
     def request_for(benchmark_item: BenchmarkItem, k: int) -> ModelRequest | None:
@@ -145,7 +146,10 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
             donor = shown[benchmark_item.id]
             return Rejected(IMAGE_UNAVAILABLE, f"{item.locator}: image {donor.images[0].sha256[:12]} is in neither"
                             " the release nor the blob store")
-        outcome = caller.call(request, parse, item_id=item.key)
+        try:
+            outcome = caller.call(request, parse, item_id=item.key)
+        except BudgetExhausted as spent:  # a clean stop: what is answered is saved, the next run goes on
+            raise StopItems(f"evaluation.runs {run.model}: {spent}") from spent
         if not outcome.ok:
             return Rejected(outcome.reason_code or outcome.status, f"{item.locator}: {outcome.detail}", value=outcome)
         step.counts["requests_sent"] += outcome.requests_sent

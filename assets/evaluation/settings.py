@@ -85,6 +85,9 @@ class ModelRun(Config):
                                      " after a + (capped_plain+shuffled_image, capped_plain+text_only); unset: the"
                                      " benchmark's primary one (photocritique capped_plain, critique_canvas instruction)")
     max_concurrency: int = Field(default=4, gt=0, description="Requests in flight")
+    max_calls: Optional[int] = Field(default=None, gt=0, description="Requests this run may send in one"
+                                     " materialization; when spent it stops cleanly and the next run goes on")
+    max_tokens: Optional[int] = Field(default=None, gt=0, description="Tokens (in and out) it may spend, likewise")
 
 
 class EvaluationSettings(ConfigurableResource):

@@ -138,7 +138,8 @@ def _photo(n):
     return out.getvalue()
 
 
-def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(tmp_path):
+def _release_with_photos(tmp_path):
+    """The release, its rows naming photos the blob store has (the release withholds the bytes)."""
     from resources.blob_store import LocalBlobStore
 
     store = LocalBlobStore(tmp_path / "blobs")
@@ -148,6 +149,24 @@ def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(
     for row, sha in zip(rows, shas):
         row["image_sha256"] = sha  # the release withholds the bytes; the blob store has them
     pq.write_table(pa.Table.from_pylist(rows, schema=POST), tmp_path / "releases/photocritique/data/posts/test-00000-of-00001.parquet")
+
+
+def test_a_spent_call_budget_stops_the_run_cleanly_and_the_next_run_goes_on(tmp_path):
+    _release_with_photos(tmp_path)
+    config, wh = evaluated_runs(tmp_path, "photocritique", [{"model": "annotator", "max_calls": 4, "max_concurrency": 1}])
+    assert wh.scalar("SELECT count(*) FROM evaluation_prediction") == 4
+    assert wh.scalar("SELECT count(*) FROM model_call WHERE role = 'candidate'") == 4
+    assert wh.scalar("SELECT count(*) FROM rejection WHERE stage = 'photocritique_predictions'") == 0
+    summary = json.loads(wh.scalar("SELECT summary FROM activity WHERE asset_key = 'photocritique_evaluation'"))
+    assert "call budget of 4 requests is spent" in summary["photocritique_predictions_stopped"]
+    assert wh.scalar("SELECT count(*) FROM model_call_lease") == 0  # claimed ahead, never asked: given up
+    _, wh = evaluated_runs(tmp_path, "photocritique", ["annotator"])  # no budget: the rest, and nothing twice
+    assert wh.scalar("SELECT count(*) FROM evaluation_prediction") == 9
+    assert wh.scalar("SELECT count(*) FROM model_call WHERE role = 'candidate'") == 9
+
+
+def test_the_offline_critic_and_the_title_baseline_are_asked_cached_and_resumed(tmp_path):
+    _release_with_photos(tmp_path)
     config, wh = evaluated_runs(tmp_path, "photocritique", ["annotator", "baseline:title"])
     runs = wh.query("SELECT model, source, condition, decoding FROM evaluation_run ORDER BY model")
     assert runs["model"].tolist() == ["baseline:title", "heuristic/heuristic-v1", "human"]

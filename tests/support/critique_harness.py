@@ -46,14 +46,15 @@ def materialize(config: Path, *assets: str) -> ExecuteInProcessResult:
     )
 
 
-def evaluated_runs(folder: Path, benchmark: str, models: list[str]) -> tuple[Path, Warehouse]:
+def evaluated_runs(folder: Path, benchmark: str, models: list[str | dict]) -> tuple[Path, Warehouse]:
     """``<benchmark>_evaluation`` materialized on ``folder/releases`` with a model run per entry of ``models`` (a
-    role or a baseline); asserts it succeeded. Returns the config and the warehouse."""
+    role or a baseline, or a dict of the run's other settings with its ``model``); asserts it succeeded. Returns
+    the config and the warehouse."""
     config = folder / "config.yaml"
     config.write_text(yaml.safe_dump({
         "warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
         "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 200,
-                       "runs": [{"benchmark": benchmark, "model": model} for model in models]}}))
+                       "runs": [{"benchmark": benchmark, **(m if isinstance(m, dict) else {"model": m})} for m in models]}}))
     result = materialize(config, f"{benchmark}_evaluation")
     assert result.success, failures(result)
     return config, Warehouse(folder / "warehouse.duckdb", root=folder)
