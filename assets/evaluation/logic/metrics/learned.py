@@ -40,6 +40,8 @@ class LearnedMetric(Metric):
         require(self, "batch_size", is_integer(self.batch_size, 1), "a positive integer")
         self._model: Any = None
         self._load_failure: str | None = None
+        self._checked = False  # whether ``_reason`` holds the answer of the checks (weights, device)
+        self._reason: str | None = None
 
     @property
     def model_source(self) -> str | None:
@@ -47,15 +49,19 @@ class LearnedMetric(Metric):
         return self.model_path if self.model_path is not None else self.default_model
 
     def unavailable(self) -> str | None:
+        """Why the metric cannot run here, or None. Checked once per instance (the answer cannot change within a
+        run, and the device check imports torch)."""
         if self._load_failure is not None:
             return self._load_failure
-        try:
-            self._prepare()
-        except MetricUnavailable as exc:
-            return str(exc)
-        except Exception as exc:  # the contract is a reason, never an exception: an unforeseen check failure too
-            return f"{self.name}: {type(exc).__name__}: {exc}"
-        return None
+        if not self._checked:
+            try:
+                self._prepare()
+            except MetricUnavailable as exc:
+                self._reason = str(exc)
+            except Exception as exc:  # the contract is a reason, never an exception: an unforeseen check failure too
+                self._reason = f"{self.name}: {type(exc).__name__}: {exc}"
+            self._checked = True
+        return self._reason
 
     def weights_path(self) -> Path | None:
         """The local weights in use, or None where they cannot be found."""
@@ -80,10 +86,10 @@ class LearnedMetric(Metric):
         return self._model
 
     def _prepare(self) -> tuple[Path, str]:
-        device = _resolved_device(self.name, self.device)
+        """The weights, checked, then the device: without weights torch is never imported."""
         weights = self._resolved_weights()
         self._check_weights(weights)
-        return weights, device
+        return weights, _resolved_device(self.name, self.device)
 
     def _resolved_weights(self) -> Path:
         setting = f"{SETTINGS_PREFIX}.{self.name}.model_path"
