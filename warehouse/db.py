@@ -550,6 +550,11 @@ def _few_plain_rows(rows: list[Mapping[str, Any]]) -> bool:
     return all(list(row) == keys and all(isinstance(v, _PLAIN_VALUES) for v in row.values()) for row in rows)
 
 
+def _bound(value: Any) -> Any:
+    """A value as the frame path would store it: a float NaN is NULL there (DuckDB reads pandas' NaN as missing)."""
+    return None if isinstance(value, float) and value != value else value
+
+
 def insert_rows(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -568,7 +573,7 @@ def insert_rows(
         if _few_plain_rows(rows):  # one or a few rows (a model call, a lease): bound parameters, no DataFrame
             columns = ", ".join(f'"{c}"' for c in rows[0])
             values = ", ".join(["(" + ", ".join("?" * len(rows[0])) + ")"] * len(rows))
-            con.execute(f"{verb} INTO {table} ({columns}) VALUES {values}", [v for row in rows for v in row.values()])
+            con.execute(f"{verb} INTO {table} ({columns}) VALUES {values}", [_bound(v) for row in rows for v in row.values()])
             return len(rows)
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     if frame.empty:

@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import duckdb
 
@@ -33,8 +33,6 @@ from warehouse.lineage import ActivityLog, Entity, process_alive, this_process, 
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-R = TypeVar("R")
 _RESPONSE_COLUMNS = "call_id, response_text, input_tokens, output_tokens, latency_ms, attempts, status, error, provider_model"
 
 
@@ -51,7 +49,6 @@ class WarehouseCallStore:
         self._process = this_process()
         self._lock = threading.Lock()
         self._log = _CallLog(warehouse, activity_id, self.decide_claims) if write_behind else None
-        self._claims = Combined(self._claim_all)
 
     def _answered_keys(self) -> set[bytes]:
         """Which cache keys have a stored answer, as 16-byte prefixes (about 50 bytes each in memory), so a
@@ -78,10 +75,11 @@ class WarehouseCallStore:
     def claim(self, cache_key: str, ttl_s: float) -> Claim:
         """The stored answer if another process got it meanwhile; else this store's lease on ``cache_key`` (a fresh
         one, or one taken over because it expired or its process is gone); else neither (a live claimant is asking
-        it). Claims asked by several threads at once are decided together, in one transaction."""
-        if self._log is not None:  # decided by the writer thread, in the transaction that logs the calls
+        it). With ``write_behind``, claims asked by several threads at once are decided together, in the writer
+        thread's next transaction."""
+        if self._log is not None:
             return self._log.claim((cache_key, ttl_s))
-        return self._claims.submit((cache_key, ttl_s))
+        return self._claim_all([(cache_key, ttl_s)])[0]
 
     def claim_many(self, cache_keys: Sequence[str], ttl_s: float) -> None:
         """Claim keys about to be asked, in one group: each ends held by this store, found answered (``cached``
@@ -216,50 +214,16 @@ class WarehouseCallStore:
                             [[f"{key}|{owner}" for key, owner in left.items()]])
 
 
-class Combined(Generic[T, R]):
-    """Group commit: what several threads ask at once is decided by one call of ``decide`` on all of it (in one
-    transaction), run by the first of them while the others wait; what arrives meanwhile forms the next group."""
+class _Ticket:
+    """One claim waiting for the writer thread's next transaction."""
 
-    def __init__(self, decide: Callable[[list[T]], list[R]]) -> None:
-        self._decide = decide
-        self._cond = threading.Condition()
-        self._waiting: list[_Ticket[T, R]] = []
-        self._busy = False
-
-    def submit(self, asked: T) -> R:
-        ticket: _Ticket[T, R] = _Ticket(asked)
-        with self._cond:
-            self._waiting.append(ticket)
-            while not ticket.done and self._busy:
-                self._cond.wait()
-            if ticket.done:
-                return ticket.result()
-            self._busy = True
-            group, self._waiting = self._waiting, []
-        try:
-            answers = self._decide([t.asked for t in group])
-            for t, answer in zip(group, answers, strict=True):
-                t.answer = answer
-        except BaseException as exc:  # noqa: BLE001 - every thread of the group gets it
-            for t in group:
-                t.error = exc
-        finally:
-            with self._cond:
-                for t in group:
-                    t.done = True
-                self._busy = False
-                self._cond.notify_all()
-        return ticket.result()
-
-
-class _Ticket(Generic[T, R]):
-    def __init__(self, asked: T) -> None:
+    def __init__(self, asked: tuple[str, float]) -> None:
         self.asked = asked
-        self.answer: R | None = None
+        self.answer: Claim | None = None
         self.error: BaseException | None = None
         self.done = False
 
-    def result(self) -> R:
+    def result(self) -> Claim:
         if self.error is not None:
             raise self.error
         return self.answer  # type: ignore[return-value]
@@ -276,7 +240,7 @@ class _CallLog:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self._decide_claims = decide_claims
-        self._claims: list[_Ticket[tuple[str, float], Claim]] = []
+        self._claims: list[_Ticket] = []
         self._queue: list[tuple[dict[str, Any], str | None]] = []
         self._answers: dict[str, StoredCall] = {}  # cache key -> its answer, from add until committed
         self._queued = 0     # calls ever added
@@ -306,7 +270,7 @@ class _CallLog:
 
     def claim_group(self, asked: list[tuple[str, float]]) -> list[Claim]:
         """Decided with the next transaction, together with whatever else is queued then."""
-        tickets: list[_Ticket[tuple[str, float], Claim]] = [_Ticket(a) for a in asked]
+        tickets = [_Ticket(a) for a in asked]
         with self._cond:
             if self._error is not None:
                 raise self._error
@@ -360,8 +324,9 @@ class _CallLog:
                 for ticket in claims:
                     ticket.done = True
                 self._committed += len(group)
-                for row, _ in group:
-                    if self._answers.get(row["cache_key"]) is not None and self._answers[row["cache_key"]].call_id == row["call_id"]:
+                for row, _ in group:  # committed: cached() finds it in the warehouse now
+                    queued = self._answers.get(row["cache_key"])
+                    if queued is not None and queued.call_id == row["call_id"]:
                         del self._answers[row["cache_key"]]
                 self._cond.notify_all()
 

@@ -26,7 +26,7 @@ from assets.evaluation.logic.metrics.registry import build_metrics
 from assets.evaluation.logic.run_identity import item_entity_id, prediction_entity_id, run_key, run_row
 from assets.evaluation.logic.predictions_file import Prediction, RowProblem, read_predictions
 from assets.evaluation.logic.predictions_file import write_predictions as write_predictions_file
-from assets.evaluation.logic.item_statistics import STATISTICS, STATISTICS_PARAMETERS, STATISTICS_VERSION, WORDS
+from assets.evaluation.logic.item_statistics import DESCRIPTIVE, STATISTICS, STATISTICS_PARAMETERS, STATISTICS_VERSION
 from assets.evaluation.logic.scoring import ItemScore, human_baseline, score_items
 from assets.evaluation.logic.statistics import bootstrap_ci, paired_bootstrap
 from assets.evaluation.logic.text_stats import word_count
@@ -118,8 +118,9 @@ def _score_run(step: Step, layout: BenchmarkLayout, key: str, scores: Iterator[I
             by_metric.setdefault(s.metric, []).append(s.value)
     statuses = [MetricStatus(name, "ran", None, STATISTICS_VERSION, STATISTICS_PARAMETERS).as_row(key)
                 for name in STATISTICS[layout.name][1]]
-    statuses += [MetricStatus(m.name, "unavailable" if m.unavailable() else "ran", m.unavailable(), m.version(),
-                              m.parameters()).as_row(key) for m in metrics]
+    for m in metrics:
+        reason = m.unavailable()
+        statuses.append(MetricStatus(m.name, "unavailable" if reason else "ran", reason, m.version(), m.parameters()).as_row(key))
     statuses += [s.as_row(key) for s in judged]
     summary = []
     for metric, values in sorted(by_metric.items()):
@@ -279,12 +280,11 @@ def _without_bytes(items: Iterator[BenchmarkItem], store: BlobStore) -> Iterator
 def _leaderboard(step: Step, layout: BenchmarkLayout) -> list[str]:
     """The headline figures for the step's summary: metrics, judges and length (the other statistics are in the
     report)."""
-    statistics = [name for name in STATISTICS[layout.name][1] if name != WORDS]
     with step.batch() as log:
         rows = log.con.execute(
             "SELECT model, condition, metric, status, mean, ci_low, ci_high, n_items FROM evaluation_leaderboard"
             " WHERE benchmark = ? AND NOT list_contains(?, metric) ORDER BY metric, model, condition",
-            [layout.name, statistics]).fetchall()
+            [layout.name, list(DESCRIPTIVE)]).fetchall()
     return [f"{metric} {model}/{condition}: " + (f"{mean:.4f} [{low:.4f}, {high:.4f}] n={n}" if mean is not None
                                                  else "did not run")
             for model, condition, metric, status, mean, low, high, n in rows]

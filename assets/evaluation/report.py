@@ -4,22 +4,21 @@ that did not run, and where each benchmark's full report is (the answer statisti
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from assets.evaluation.logic.item_statistics import STATISTICS, WORDS
+from assets.evaluation.logic.item_statistics import DESCRIPTIVE
 from warehouse.db import Warehouse
 
 REPORT_ORDER = 100
 """Where this part comes in the summary (data-flow order): after the releases it evaluates."""
-_DESCRIPTIVE = sorted({name for _, names in STATISTICS.values() for name in names if name != WORDS and ":" not in name})
 
 
 def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str] | str]:
     """(title, SQL) of each table to print when it has rows."""
-    descriptive = ", ".join(f"'{name}'" for name in _DESCRIPTIVE)
+    descriptive = ", ".join(f"'{name}'" for name in DESCRIPTIVE)
     yield ("evaluation leaderboards: mean over items with its bootstrap 95 % interval (view evaluation_leaderboard;"
            " answer statistics in each report)",
            "SELECT benchmark, metric, model, condition, round(mean, 4) AS mean, round(ci_low, 4) AS ci_low,"
            " round(ci_high, 4) AS ci_high, n_items FROM evaluation_leaderboard WHERE status = 'ran' AND mean IS NOT NULL"
-           f" AND metric NOT LIKE 'aspect:%' AND metric NOT IN ({descriptive})"
+           f" AND metric NOT IN ({descriptive})"
            " ORDER BY benchmark, metric, mean DESC, model, condition")
     yield ("metrics that did not run, and why (view evaluation_leaderboard)",
            "SELECT metric, string_agg(DISTINCT benchmark, ', ' ORDER BY benchmark) AS benchmarks, reason"

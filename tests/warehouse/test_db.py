@@ -160,6 +160,12 @@ def test_few_rows_bound_as_parameters_store_what_a_frame_stores(tmp_path):
     assert (first["kind"], first["content_sha256"], first["attributes"]) == ("k", None, '{"a": 1}')
     assert first["recorded_at"] == rows.iloc[5]["recorded_at"]  # the same instant whichever path stored it
     assert second["kind"] == "replaced" and len(rows) == 39
+    # a float NaN is NULL whichever path stores it (a frame's NaN is read as missing)
+    score = {"run_key": "r", "metric": "m", "value": float("nan"), "activity_id": "a"}
+    with wh.transaction() as con:
+        insert_rows(con, "evaluation_score", [{**score, "item_id": "few"}])
+        insert_rows(con, "evaluation_score", [{**score, "item_id": f"many{i}"} for i in range(20)])
+    assert wh.scalar("SELECT count(*) FROM evaluation_score WHERE value IS NULL") == 21
     import duckdb
     import pytest
     with pytest.raises(duckdb.ConstraintException), wh.transaction() as con:

@@ -70,6 +70,9 @@ STATISTICS: dict[str, tuple[Statistics, tuple[str, ...]]] = {
 }
 """Per benchmark, its statistics function and the names it yields."""
 
+DESCRIPTIVE = tuple(sorted({name for _, names in STATISTICS.values() for name in names if name != WORDS}))
+"""The statistics shown in the reports but not in the headline leaderboards (length is in both)."""
+
 STATISTICS_VERSION = "item-statistics-v1"
 STATISTICS_PARAMETERS = {"tokens": "assets/evaluation/logic/text_stats.py", "mattr_window": MATTR_WINDOW,
                          "mtld_threshold": MTLD_THRESHOLD, "aspect_terms": TERMS_DIGEST, "dimension_lexicon": LEXICON_DIGEST}
