@@ -2,6 +2,8 @@
 on hand-computed examples (issue 16 builds on these)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assets.evaluation.logic.choice_answers import AMBIGUOUS, UNPARSED, classification_report, parse_choice
 
@@ -53,3 +55,11 @@ def test_a_class_nobody_gave_or_answered_is_left_out_of_the_macro_mean():
     assert report.per_class_f1 == {"A": 1.0, "B": 1.0} and report.macro_f1 == 1.0
     with pytest.raises(ValueError, match="2 gold labels but 1 answers"):
         classification_report(["A", "B"], ["A"], ["A", "B"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_gets_one_option_or_a_reason_never_an_exception(answer):
+    for options in (YES_NO, LETTERS):
+        parsed = parse_choice(answer, options)
+        assert (parsed.option in options and parsed.problem is None) or (parsed.option is None and parsed.problem in (UNPARSED, AMBIGUOUS))
