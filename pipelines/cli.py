@@ -270,10 +270,11 @@ def run_evaluation(config_file: str | None, benchmark: str, tags: dict[str, str]
         frame = _warehouse(config).query(
             "SELECT model, condition, metric, status, round(mean, 4) AS mean, round(ci_low, 4) AS ci_low,"
             " round(ci_high, 4) AS ci_high, n_items, reason FROM evaluation_leaderboard WHERE benchmark = ?"
+            " AND NOT (metric LIKE '%:%' AND metric NOT LIKE 'f1:%' AND metric NOT LIKE 'aspect:%')"
             " ORDER BY metric, mean DESC NULLS LAST", [benchmark])
         pd.set_option("display.width", 200)
         pd.set_option("display.max_colwidth", 60)
-        print(f"\nleaderboard of {benchmark} (view evaluation_leaderboard):")
+        print(f"\nleaderboard of {benchmark} (view evaluation_leaderboard; per-indicator figures in the report):")
         print(frame.to_string(index=False))
     return code
 
@@ -332,6 +333,9 @@ def demo() -> int:
     return code
 
 
+BENCHMARK_HELP = "photocritique, critique_canvas, context_canvas, counterfactual, aeseval or poem_benchmark"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aesforge", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -360,12 +364,14 @@ def main(argv: list[str] | None = None) -> int:
     release.add_argument("--out", help="the release folder (default: <releases.out_dir>/<name>)")
     release.add_argument("--executor", choices=["multiprocess", "in_process"], default="in_process")
     score = commands.add_parser("score", help="score a predictions file (JSON lines or Parquet) on a benchmark release")
-    score.add_argument("--benchmark", required=True, help="photocritique or critique_canvas")
+    score.add_argument("--benchmark", required=True, help=BENCHMARK_HELP)
     score.add_argument("--predictions", required=True, help="the predictions file")
     score.add_argument("--config")
     evaluate = commands.add_parser("evaluate", help="ask a model for predictions on a benchmark release and score them")
-    evaluate.add_argument("--benchmark", required=True, help="photocritique or critique_canvas")
-    evaluate.add_argument("--model", required=True, help="a role of the models section, or baseline:title / baseline:instruction")
+    evaluate.add_argument("--benchmark", required=True, help=BENCHMARK_HELP)
+    evaluate.add_argument("--model", required=True, help="a role of the models section or a named configuration"
+                          " (models.configs), or a baseline (baseline:title, baseline:instruction, baseline:always_no,"
+                          " baseline:first_option, baseline:calibration_mean)")
     evaluate.add_argument("--condition", help="the prompt condition (default: the benchmark's primary one)")
     evaluate.add_argument("--config")
     commands.add_parser("demo", help="generate the sample and run the whole pool on it")

@@ -4,12 +4,15 @@ from dagster import define_asset_job
 
 import assets.evaluation as package
 from assets.core.pipeline_package import package_definitions
-from assets.evaluation.benchmark_scores import critique_canvas_evaluation, photocritique_evaluation
+from assets.evaluation.benchmark_scores import (aeseval_evaluation, context_canvas_evaluation, counterfactual_evaluation,
+                                                critique_canvas_evaluation, photocritique_evaluation,
+                                                poem_benchmark_evaluation)
 
 GROUP = "evaluation"
 
 defs = package_definitions(
     package, GROUP,
-    jobs=[define_asset_job(f"{a.key.to_user_string()}_job", selection=[a]) for a in (photocritique_evaluation,
-                                                                                    critique_canvas_evaluation)],
+    jobs=[define_asset_job(f"{a.key.to_user_string()}_job", selection=[a]) for a in (
+        photocritique_evaluation, critique_canvas_evaluation, context_canvas_evaluation, counterfactual_evaluation,
+        aeseval_evaluation, poem_benchmark_evaluation)],
 )

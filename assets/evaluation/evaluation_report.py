@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release
+from assets.evaluation.logic.choice_requests import CONDITIONS
+from assets.evaluation.logic.choice_scoring import is_breakdown
 from assets.evaluation.logic.item_statistics import STATISTICS, WORDS
 from assets.evaluation.logic.report_figures import length_histogram, score_distributions
 from assets.evaluation.logic.report_markdown import (HUMAN, BoardRow, Comparison, Grounding, RunInfo, benchmark_report,
@@ -84,8 +86,8 @@ def _prediction_lengths(wh: Warehouse, benchmark: str) -> dict[str, list[int]]:
 
 def _comparisons(wh: Warehouse, benchmark: str, metrics: Sequence[str]) -> list[Comparison]:
     frame = _rows(wh, "SELECT metric, model_a || ' / ' || condition_a, model_b || ' / ' || condition_b, n_items, mean_diff,"
-                     " ci_low, ci_high FROM evaluation_paired WHERE benchmark = ? AND list_contains(?, metric)"
-                     " ORDER BY ALL", [benchmark, list(metrics)])
+                     " ci_low, ci_high, mcnemar_p, mcnemar_p_adjusted, t_p FROM evaluation_paired WHERE benchmark = ?"
+                     " AND list_contains(?, metric) ORDER BY ALL", [benchmark, list(metrics)])
     return [Comparison(*row) for row in frame]
 
 
@@ -124,27 +126,33 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
                   out_dir: Path, sections: Sequence[tuple[str, str]], bootstrap: tuple[int, int]) -> Report:
     """Write the benchmark's report, its run pages and plots under ``out_dir/<benchmark>``; returns the report."""
     folder = out_dir / layout.name
-    statistics = STATISTICS[layout.name][1]
+    statistics = STATISTICS.get(layout.name, (None, ()))[1]
     board = _board(wh, layout.name)
     runs = _runs(wh, layout.name)
     labels = {r.run_key: f"{r.model} / {r.condition}" for r in runs}
-    ranked = sorted({r.metric for r in board if r.status == "ran" and metric_kind(r.metric, statistics) != "statistic"})
+    ranked = sorted({r.metric for r in board if r.status == "ran" and metric_kind(r.metric, statistics) != "statistic"
+                     and not is_breakdown(r.metric)})
     plots: dict[str, str] = {}
     wanted: set[Path] = set()
     for metric in ranked:
         values = _item_values(wh, layout.name, metric)
+        if not values:  # a run-level figure (macro-F1, tau): no per-item values to plot
+            continue
         name = f"plots/{metric.replace(':', '_')}.png"
         _write_if_changed(folder / name, score_distributions(metric, {labels[k]: v for k, v in sorted(
             values.items(), key=lambda kv: (labels[kv[0]], kv[0]))}))
         plots[metric] = name
         wanted.add(folder / name)
+    closed = layout.name in CONDITIONS  # closed answers: their length says nothing
     human_lengths = [word_count(text) for item in items.values() for text in item.references]
-    lengths = {k: v for k, v in _prediction_lengths(wh, layout.name).items() if k in labels}
+    lengths = {} if closed else {k: v for k, v in _prediction_lengths(wh, layout.name).items() if k in labels}
     model_runs = sorted((r.run_key for r in runs if r.source != HUMAN and r.run_key in lengths),
                         key=lambda k: (labels[k], k))
-    _write_if_changed(folder / "plots/lengths.png", length_histogram({labels[k]: lengths[k] for k in model_runs}, human_lengths))
-    plots["lengths"] = "plots/lengths.png"
-    wanted.add(folder / "plots/lengths.png")
+    if not closed:
+        _write_if_changed(folder / "plots/lengths.png",
+                          length_histogram({labels[k]: lengths[k] for k in model_runs}, human_lengths))
+        plots["lengths"] = "plots/lengths.png"
+        wanted.add(folder / "plots/lengths.png")
     for run in runs:
         name = f"plots/lengths_{run.page.removeprefix('runs/').removesuffix('.md')}.png"
         plot = None

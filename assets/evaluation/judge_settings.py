@@ -5,7 +5,7 @@ checks the judge against people), read by assets/evaluation/judging.py alone.
 """
 
 import os
-from typing import Optional
+from typing import ClassVar, Optional
 
 from dagster import Config, Failure
 from pydantic import Field
@@ -14,9 +14,31 @@ from assets.core.logic.keyed_hash import KeyedHash
 from resources.config_paths import ConfigPath
 
 
-class SimilaritySheetSettings(Config):
+class RaterSalt(Config):
+    """A sheet people fill in: their names are stored only as keyed hashes, under a salt from the environment."""
+
+    salt_label: ClassVar[str] = "rater salt"
+
+    rater_salt_env: str = Field(default="AESFORGE_RATER_SALT", description="Environment variable holding the secret salt"
+                                " that turns rater names into keyed hashes (preferred over rater_salt)")
+    rater_salt: Optional[str] = Field(default=None, description="The salt given in the config file instead (demo only;"
+                                      " never stored in the warehouse)")
+
+    def rater_hasher(self) -> KeyedHash:
+        """Rater names are stored only as keyed hashes: no salt, no ratings read."""
+        salt = os.environ.get(self.rater_salt_env) or self.rater_salt
+        if not salt:
+            raise Failure(description=f"no {self.salt_label}: set the environment variable {self.rater_salt_env} (or"
+                          " the sheet's rater_salt setting); rater names are only ever stored as keyed hashes")
+        label = self.salt_label.replace(" ", "-")
+        return KeyedHash(salt, what=self.salt_label, fingerprint_label=f"aesforge/{label}/fingerprint/v1".encode())
+
+
+class SimilaritySheetSettings(RaterSalt):
     """The human check of the similarity judge (r/photocritique §4, Table 5): a blank sheet of sampled model–human
     critique pairs for people to rate 1–5, and the sheets they return."""
+
+    salt_label: ClassVar[str] = "similarity rater salt"
 
     sheet_dir: Optional[ConfigPath] = Field(default=None, description="Folder the blank sheet is written to"
                                             " (<benchmark>_similarity_sheet.csv); unset: no sheet is written")
@@ -27,18 +49,6 @@ class SimilaritySheetSettings(Config):
                                        " columns with `rating` 1–5 and `rater` filled in)")
     rater_salt_env: str = Field(default="AESFORGE_SIMILARITY_SALT", description="Environment variable holding the"
                                 " secret salt that turns rater names into keyed hashes (preferred over rater_salt)")
-    rater_salt: Optional[str] = Field(default=None, description="The salt given in the config file instead (demo only;"
-                                      " never stored in the warehouse)")
-
-    def rater_hasher(self) -> KeyedHash:
-        """Rater names are stored only as keyed hashes: no salt, no ratings read."""
-        salt = os.environ.get(self.rater_salt_env) or self.rater_salt
-        if not salt:
-            raise Failure(description=f"no similarity rater salt: set the environment variable {self.rater_salt_env}"
-                          " (or evaluation.judges.similarity_sheet.rater_salt); rater names are only ever stored as"
-                          " keyed hashes")
-        return KeyedHash(salt, what="similarity rater salt",
-                         fingerprint_label=b"aesforge/similarity-rater-salt/fingerprint/v1")
 
 
 class JudgeSettings(Config):

@@ -53,7 +53,7 @@ from assets.core.model_call_store import role_caller
 from assets.core.model_calls import REJECTED, CallOutcome, schema_repair_request
 from assets.core.step import Step
 from assets.core.templates import PromptTemplate, render
-from assets.evaluation.judge_settings import JudgeSettings
+from assets.evaluation.judge_settings import JudgeSettings, RaterSalt
 from assets.evaluation.logic.aspect_coverage import aspects_of
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout
 from assets.evaluation.logic.critique_requests import EVALUATION_PROMPTS
@@ -451,13 +451,19 @@ def write_similarity_sheet(step: Step, layout: BenchmarkLayout, items: Mapping[s
         pairs.append({"row_id": row_id, "benchmark": layout.name, "run_key": key, "item_id": item_id, "sample": sample,
                       "prediction_id": prediction_id, "reference_rank": 1, "model_shown_as": shown_as,
                       "sheet": step.name_of(target)})
-    query = f"SELECT {', '.join(SHEET_COLUMNS)} FROM _similarity_sheet ORDER BY ord"
-    with step.batch() as log, registered(log.con, "_similarity_sheet", pd.DataFrame(sheet_rows)):
-        record_similarity_pairs(log.con, [{**p, "activity_id": log.activity_id} for p in pairs])
-        write_file(step, log, f"{layout.name}_similarity_sheet", ExportFile(target, query, "csv"),
-                   [p["prediction_id"] for p in pairs], "lists")
+    write_sheet(step, f"{layout.name}_similarity_sheet", target, SHEET_COLUMNS, sheet_rows, pairs, record_similarity_pairs)
     step.notes["similarity_sheet"] = f"{step.name_of(target)} ({len(pairs)} pairs)"
     return target
+
+
+def write_sheet(step: Step, name: str, target: Path, columns: Sequence[str], sheet: Sequence[Mapping[str, Any]],
+                listed: Sequence[Mapping[str, Any]], record: Callable[[Any, list[Mapping]], None]) -> None:
+    """A blank sheet for people: ``sheet``'s ``columns`` in its ``ord`` order written as CSV (an export listing the
+    predictions it shows), and its rows recorded (``record``) in the same transaction."""
+    query = f"SELECT {', '.join(columns)} FROM _blank_sheet ORDER BY ord"
+    with step.batch() as log, registered(log.con, "_blank_sheet", pd.DataFrame(list(sheet))):
+        record(log.con, [{**row, "activity_id": log.activity_id} for row in listed])
+        write_file(step, log, name, ExportFile(target, query, "csv"), [row["prediction_id"] for row in listed], "lists")
 
 
 @dataclass(frozen=True)
@@ -469,17 +475,18 @@ class _SheetRow:
     problem: tuple[str, str] | None
 
 
-def _sheet_rows(step: Step, stage: str, path: Path) -> Iterator[Item[_SheetRow]]:
-    """One item per record of a returned sheet; a sheet that cannot be read at all is rejected as an input."""
+def sheet_rows(step: Step, stage: str, path: Path, kind: str, columns: Sequence[str]) -> Iterator[Item[_SheetRow]]:
+    """One item per record of a returned sheet of ``kind`` (its ``columns`` required); a sheet that cannot be read
+    at all is rejected as an input."""
     name, sha = step.name_of(path), sha256_file(path)
-    for record in read_csv_table(path, ("row_id", "rating", "rater")):
+    for record in read_csv_table(path, tuple(columns)):
         if record.file_level:
-            step.reject_input(stage, "similarity_sheet", path, sha, record.problem[0], f"{name}: {record.problem[1]}")
+            step.reject_input(stage, kind, path, sha, record.problem[0], f"{name}: {record.problem[1]}")
             return
         locator = line_locator(name, record.line)
         cells = None if record.problem else {k: (v or "").strip() for k, v in record.fields.items()}
-        yield Item(entity_id("similarity_sheet_row", digest_of([name, record.line])), locator, digest_of([sha, record.line]),
-                   _SheetRow(name, entity_id("similarity_sheet", sha), record.line, cells, record.problem))
+        yield Item(entity_id(f"{kind}_row", digest_of([name, record.line])), locator, digest_of([sha, record.line]),
+                   _SheetRow(name, entity_id(kind, sha), record.line, cells, record.problem))
 
 
 def read_similarity_sheets(step: Step, layout: BenchmarkLayout, judges: JudgeSettings,
@@ -499,7 +506,7 @@ def read_similarity_sheets(step: Step, layout: BenchmarkLayout, judges: JudgeSet
     missing = [step.name_of(p) for p in settings.returned if not Path(p).is_file()]
     present = [Path(p) for p in settings.returned if Path(p).is_file()]
     if present:
-        hasher = _rater_hasher(step, judges)
+        hasher = checked_hasher(step, settings, SALT_SETTING)
         seen: dict[tuple[str, str], str] = {}
 
         def check(item: Item[_SheetRow]) -> Outcome:
@@ -509,19 +516,20 @@ def read_similarity_sheets(step: Step, layout: BenchmarkLayout, judges: JudgeSet
             _write_ratings(log, layout.name, known, done)
 
         for path in present:
-            run_items(step, stage, _sheet_rows(step, stage, path), check, write, batch_size=500)
+            run_items(step, stage, sheet_rows(step, stage, path, "similarity_sheet", ("row_id", "rating", "rater")), check,
+                      write, batch_size=500)
     if missing:
         step.notes["similarity_sheets_missing"] = missing
     return _agreement_section(step.warehouse, layout.name, judge, stage, missing)
 
 
-def _rater_hasher(step: Step, judges: JudgeSettings) -> KeyedHash:
+def checked_hasher(step: Step, settings: RaterSalt, setting: str) -> KeyedHash:
     """The configured hasher; a salt other than the one this warehouse's raters were hashed with stops the run
     (a rater's old and new ratings would no longer meet)."""
-    hasher = judges.similarity_sheet.rater_hasher()
+    hasher = settings.rater_hasher()
     fingerprint = hasher.salt_fingerprint()
-    if step.settings_fingerprint(SALT_SETTING, fingerprint) != fingerprint:
-        raise Failure(description="the similarity rater salt differs from the one this warehouse was built with; rater"
+    if step.settings_fingerprint(setting, fingerprint) != fingerprint:
+        raise Failure(description=f"the {settings.salt_label} differs from the one this warehouse was built with; rater"
                       " hashes would change. Restore the salt or use a new warehouse.")
     return hasher
 
@@ -538,31 +546,50 @@ def _check_row(item: Item[_SheetRow], known: Mapping[str, str], hasher: KeyedHas
         return Rejected(UNKNOWN_ROW, f"{item.locator}: row_id {cells['row_id']!r} is on no similarity sheet written here")
     if not _RATING.fullmatch(cells["rating"]):
         return Rejected(INVALID_RATING, f"{item.locator}: rating {cells['rating']!r} is not a whole number from 1 to 5")
+    rater = sheet_rater(item, hasher, seen)
+    if isinstance(rater, Rejected):
+        return rater
+    return Kept((cells["row_id"], rater, int(cells["rating"])), count="similarity_ratings_read")
+
+
+def sheet_rater(item: Item[_SheetRow], hasher: KeyedHash, seen: dict[tuple[str, str], str]) -> str | Rejected:
+    """The rater of a filled sheet row as a keyed hash, or the row's rejection: no rater named, or one who already
+    rated the row (``seen``: (row, rater) -> where first)."""
+    cells = item.payload.cells
     if not cells["rater"]:
         return Rejected(MISSING_RATER, f"{item.locator}: the rater column is empty")
     rater = "rater-" + hasher.digest(" ".join(cells["rater"].split()).casefold())
     earlier = seen.setdefault((cells["row_id"], rater), item.locator)
     if earlier != item.locator:
         return Rejected(DUPLICATE_RATING, f"{item.locator}: this rater already rated {cells['row_id']} at {earlier}")
-    return Kept((cells["row_id"], rater, int(cells["rating"])), count="similarity_ratings_read")
+    return rater
 
 
 def _write_ratings(log: ActivityLog, benchmark: str, known: Mapping[str, str], done: list[Done[_SheetRow]]) -> None:
+    write_ratings(log, "similarity", known, done, lambda rating: {"benchmark": benchmark, "rating": rating},
+                  write_similarity_ratings)
+
+
+def write_ratings(log: ActivityLog, kind: str, known: Mapping[str, str], done: list[Done[_SheetRow]],
+                  columns: Callable[..., Mapping[str, Any]], write: Callable[[Any, list[Mapping]], None]) -> None:
+    """The kept rows of a returned ``kind`` sheet (each outcome ``(row_id, rater, *verdict)``): every rating an entity
+    read from its sheet and rating the prediction its row shows, stored with ``columns(*verdict)``."""
     rated = [(d.item.payload, d.outcome.value) for d in done if d.kept and d.outcome.value is not None]
     sheets = {row.sheet_entity: row.sheet for row, _ in rated}
-    log.entities(Entity(e, "similarity_sheet", e.split(":", 1)[1], {"path": name}) for e, name in sheets.items())
-    log.used(sheets, "similarity_sheet")
+    log.entities(Entity(e, f"{kind}_sheet", e.split(":", 1)[1], {"path": name}) for e, name in sheets.items())
+    log.used(sheets, f"{kind}_sheet")
     rows, entities, edges = [], [], []
-    for row, (row_id, rater, rating) in rated:
-        rating_id = entity_id("similarity_rating", digest_of([row_id, rater, rating]))
-        entities.append(Entity(rating_id, "similarity_rating", digest_of(rating), {"row": row_id, "rater": rater}))
+    for row, (row_id, rater, *verdict) in rated:
+        rating_id = entity_id(f"{kind}_rating", digest_of([row_id, rater, *verdict]))
+        entities.append(Entity(rating_id, f"{kind}_rating", digest_of(verdict[0] if len(verdict) == 1 else verdict),
+                               {"row": row_id, "rater": rater}))
         edges += [(rating_id, row.sheet_entity, "read_from"), (rating_id, known[row_id], "rates")]
-        rows.append({"row_id": row_id, "rater": rater, "benchmark": benchmark, "rating": rating, "sheet": row.sheet,
-                     "line": row.line, "entity_id": rating_id, "activity_id": log.activity_id})
+        rows.append({"row_id": row_id, "rater": rater, **columns(*verdict), "sheet": row.sheet, "line": row.line,
+                     "entity_id": rating_id, "activity_id": log.activity_id})
     log.entities(entities)
     log.generated(e.entity_id for e in entities)
     log.derived(edges)
-    write_similarity_ratings(log.con, rows)
+    write(log.con, rows)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The evaluations' part of the end-of-run summary: each benchmark's leaderboard of metrics and judges, the metrics
-that did not run, and where each benchmark's full report is (the answer statistics are there, not here)."""
+that did not run, and where each benchmark's full report is (the answer statistics and per-indicator breakdowns are
+there, not here)."""
 
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -18,7 +19,7 @@ def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str]
            " answer statistics in each report)",
            "SELECT benchmark, metric, model, condition, round(mean, 4) AS mean, round(ci_low, 4) AS ci_low,"
            " round(ci_high, 4) AS ci_high, n_items FROM evaluation_leaderboard WHERE status = 'ran' AND mean IS NOT NULL"
-           f" AND metric NOT IN ({descriptive})"
+           f" AND metric NOT IN ({descriptive}) AND NOT (metric LIKE '%:%' AND metric NOT LIKE 'f1:%')"
            " ORDER BY benchmark, metric, mean DESC, model, condition")
     yield ("metrics that did not run, and why (view evaluation_leaderboard)",
            "SELECT metric, string_agg(DISTINCT benchmark, ', ' ORDER BY benchmark) AS benchmarks, reason"

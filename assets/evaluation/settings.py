@@ -1,11 +1,11 @@
 """Settings of the evaluations, filled from the config file (section ``evaluation``)."""
 
-from typing import Literal, Optional
+from typing import ClassVar, Literal, Optional
 
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
-from assets.evaluation.judge_settings import JudgeSettings
+from assets.evaluation.judge_settings import JudgeSettings, RaterSalt
 from resources.config_paths import ConfigPath, FileOrTag
 
 
@@ -67,23 +67,53 @@ class MetricsConfig(Config):
         return {name: getattr(self, name).model_dump(exclude_none=True) for name in type(self).model_fields}
 
 
+BENCHMARKS = Literal["photocritique", "critique_canvas", "context_canvas", "counterfactual", "aeseval", "poem_benchmark"]
+
+
+class PoemSplit(Config):
+    """The poem benchmark's judges are scored on held-out poems (``001_*`` §5: split by poem, not by image); the
+    other poems are the calibration set a judge may be tuned on (and the calibration-mean baseline learns from)."""
+
+    held_out_fraction: float = Field(default=0.2, gt=0, lt=1, description="Share of poems held out (the paper held out"
+                                     " 256 of 1,280 images: 0.2)")
+    seed: int = Field(default=0, description="Seed of the split (the same seed and poems give the same split)")
+
+
+class GroundingAudit(RaterSalt):
+    """ContextCanvas's grounding audit (``000_*`` S2.3.3): every correct answer with its stated reason goes on a blank
+    sheet; raters mark whether the reason names the decisive visible cue and links it to the use. Evidence-grounded
+    accuracy and the Unsupported rate are read from the returned sheets."""
+
+    salt_label: ClassVar[str] = "grounding rater salt"
+
+    sheet_dir: Optional[ConfigPath] = Field(default=None, description="Folder the blank sheet is written to"
+                                            " (context_canvas_grounding_sheet.csv); unset: no sheet is written")
+    returned: list[ConfigPath] = Field(default_factory=list, description="Filled sheets to read (CSV, the blank sheet's"
+                                       " columns with grounded, context_link (yes/no) and rater filled in)")
+    rater_salt_env: str = Field(default="AESFORGE_GROUNDING_SALT", description="Environment variable holding the secret"
+                                " salt that turns rater names into keyed hashes (preferred over rater_salt)")
+
+
 class PredictionsImport(Config):
     """A predictions file made elsewhere, to be scored on a benchmark (JSON lines or Parquet, see the README)."""
 
-    benchmark: Literal["photocritique", "critique_canvas"]
+    benchmark: BENCHMARKS
     file: ConfigPath
 
 
 class ModelRun(Config):
     """A model asked for its answers on a benchmark, through the provider layer (cached, logged, resumable)."""
 
-    benchmark: Literal["photocritique", "critique_canvas"]
+    benchmark: BENCHMARKS
     model: str = Field(description="A role of the models section (planner | annotator | verifier | judge) or one of its"
-                       " named configurations (models.configs), or baseline:title (photocritique) /"
-                       " baseline:instruction (critique_canvas)")
-    condition: Optional[str] = Field(default=None, description="The prompt condition, optionally with an image control"
-                                     " after a + (capped_plain+shuffled_image, capped_plain+text_only); unset: the"
-                                     " benchmark's primary one (photocritique capped_plain, critique_canvas instruction)")
+                       " named configurations (models.configs), or a baseline: baseline:title (photocritique),"
+                       " baseline:instruction (critique_canvas), baseline:always_no (context_canvas, counterfactual),"
+                       " baseline:first_option (aeseval), baseline:calibration_mean (poem_benchmark)")
+    condition: Optional[str] = Field(default=None, description="The prompt condition; unset: the benchmark's primary one."
+                                     " photocritique: capped_plain (+shuffled_image, +text_only controls) and the"
+                                     " others of the paper; critique_canvas: instruction; context_canvas: image |"
+                                     " text_only | neutral | evidence; counterfactual: image; aeseval: full | no_image |"
+                                     " no_explanation | no_metadata; poem_benchmark: rubric")
     max_concurrency: int = Field(default=4, gt=0, description="Requests in flight")
     max_calls: Optional[int] = Field(default=None, gt=0, description="Requests this run may send in one"
                                      " materialization; when spent it stops cleanly and the next run goes on")
@@ -101,6 +131,8 @@ class EvaluationSettings(ConfigurableResource):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     judges: JudgeSettings = Field(default_factory=JudgeSettings, description="The model judge of the predictions and"
                                   " the human sheet that checks it")
+    poem_split: PoemSplit = Field(default_factory=PoemSplit)
+    grounding_audit: GroundingAudit = Field(default_factory=GroundingAudit)
     bootstrap_resamples: int = Field(default=10_000, gt=0, description="Resamples of the bootstrap intervals")
     bootstrap_seed: int = Field(default=0, description="Seed of the bootstrap intervals")
 

@@ -20,6 +20,12 @@ def write_predictions(con: duckdb.DuckDBPyConnection, rows: Iterable[Mapping]) -
     return insert_rows(con, "evaluation_prediction", list(rows))
 
 
+def replace_predictions(con: duckdb.DuckDBPyConnection, run_key: str, rows: list[Mapping]) -> None:
+    """A run computed whole each time (the CLIPScore baseline): its predictions replaced by ``rows``."""
+    con.execute("DELETE FROM evaluation_prediction WHERE run_key = ?", [run_key])
+    insert_rows(con, "evaluation_prediction", rows)
+
+
 def answered(con: duckdb.DuckDBPyConnection, run_key: str) -> set[tuple[str, int]]:
     """The (item, sample) pairs a run has answered."""
     return {(item, sample) for item, sample in con.execute(
@@ -50,12 +56,34 @@ def retire_file_runs(con: duckdb.DuckDBPyConnection, file_name: str, sha256: str
                                          " AND predictions_sha256 <> ?", [file_name, sha256]).fetchall()]
     con.execute("DELETE FROM evaluation_prediction WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_judgement WHERE list_contains(?, run_key)", [stale])
+    con.execute("DELETE FROM evaluation_answer WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_metric WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_score WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_summary WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_run WHERE list_contains(?, run_key)", [stale])
     con.execute("DELETE FROM evaluation_comparison WHERE list_contains(?, run_a) OR list_contains(?, run_b)", [stale, stale])
     return len(stale)
+
+
+def replace_answers(con: duckdb.DuckDBPyConnection, run_key: str, rows: list[Mapping]) -> None:
+    """How a closed-answer run's answers were read, replacing the last reading."""
+    con.execute("DELETE FROM evaluation_answer WHERE run_key = ?", [run_key])
+    insert_rows(con, "evaluation_answer", rows)
+
+
+def record_grounding_rows(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:
+    """The correct answers a blank grounding sheet lists (a row listed before keeps its first sheet)."""
+    insert_rows(con, "evaluation_grounding_row", rows)
+
+
+def clear_grounding_ratings(con: duckdb.DuckDBPyConnection, benchmark: str) -> None:
+    """Before the returned grounding sheets are read again: they are the whole truth of the ratings."""
+    con.execute("DELETE FROM evaluation_grounding_rating WHERE row_id IN (SELECT row_id FROM evaluation_grounding_row"
+                " WHERE benchmark = ?)", [benchmark])
+
+
+def write_grounding_ratings(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:
+    insert_rows(con, "evaluation_grounding_rating", rows)
 
 
 def write_judgements(con: duckdb.DuckDBPyConnection, rows: list[Mapping]) -> None:

@@ -9,10 +9,12 @@ JOIN evaluation_metric m USING (run_key)
 LEFT JOIN evaluation_summary s ON s.run_key = m.run_key AND s.metric = m.metric;
 
 -- evaluation_paired: the paired comparisons between two runs of one benchmark (paired bootstrap of the mean
--- difference; exact McNemar on binary metrics), with both runs' model and condition.
+-- difference; exact McNemar on binary metrics with its Bonferroni-adjusted p over the benchmark's pairs on that metric;
+-- the paired t-test on continuous ones), with both runs' model and condition.
 CREATE OR REPLACE VIEW evaluation_paired AS
 SELECT a.benchmark, a.model AS model_a, a.condition AS condition_a, b.model AS model_b, b.condition AS condition_b,
-       c.metric, c.n_items, c.mean_diff, c.ci_low, c.ci_high, c.mcnemar_b, c.mcnemar_c, c.mcnemar_p, c.run_a, c.run_b
+       c.metric, c.n_items, c.mean_diff, c.ci_low, c.ci_high, c.mcnemar_b, c.mcnemar_c, c.mcnemar_p,
+       c.mcnemar_p_adjusted, c.t_statistic, c.t_p, c.run_a, c.run_b
 FROM evaluation_comparison c
 JOIN evaluation_run a ON a.run_key = c.run_a
 JOIN evaluation_run b ON b.run_key = c.run_b;
@@ -40,3 +42,13 @@ JOIN runs x ON x.benchmark = c.benchmark AND x.model = c.model AND x.base_condit
            AND x.control <> 'correct_image'
 JOIN evaluation_comparison p ON (p.run_a = c.run_key AND p.run_b = x.run_key) OR (p.run_a = x.run_key AND p.run_b = c.run_key)
 WHERE c.control = 'correct_image';
+
+-- evaluation_answers: every answer of a closed-answer benchmark (ContextCanvas, counterfactual pairs, AesEval, poem
+-- judges) as the scorer read it, with its run's model and condition; the unreadable ones carry their problem.
+--   aesforge sql "SELECT model, condition, item_id, problem, detail FROM evaluation_answers WHERE problem IS NOT NULL"
+CREATE OR REPLACE VIEW evaluation_answers AS
+SELECT r.benchmark, r.model, r.condition, a.item_id, a.sample, a.answer, a.gold, a.correct, a.problem, a.detail,
+       p.prediction, a.run_key
+FROM evaluation_answer a
+JOIN evaluation_run r USING (run_key)
+LEFT JOIN evaluation_prediction p ON p.run_key = a.run_key AND p.item_id = a.item_id AND p.sample = a.sample;

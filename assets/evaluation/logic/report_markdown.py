@@ -14,6 +14,21 @@ from typing import Any
 from assets.evaluation.logic.response_stats import ModelResponseStats
 
 JUDGE_PREFIX = "judge_"
+SCORING = {
+    "critique": "Model critiques are matched to the human ones by max-mapping; the human row scores each reference"
+                " against the others (leave-one-out).",
+    "context_canvas": "Answers are read as option ids; a missing, ambiguous or unreadable answer is wrong. Yes rate,"
+                      " binary accuracy and the F1 figures are over the two-option cases (A is the canonical Yes class).",
+    "counterfactual": "Each pair is asked twice (original, then edit); pair accuracy needs both right; ncu is +1 for a"
+                      " correct directional update, −1 for a reverse one, so its mean × 100 is the NCU.",
+    "aeseval": "Answers are read as the question's option or a box; judgment and region selection score accuracy,"
+               " localisation scores accuracy where the gold is None and IoU where it is a box; the *_overall figures"
+               " are the mean over indicators.",
+    "poem_benchmark": "Judges are scored on the held-out poems' images against the people's mean scores: mean absolute"
+                      " error and share within 0.05 over the rubric dimensions per image, Kendall's tau of each poem's"
+                      " image ordering (bootstrap over poems).",
+}
+"""Per benchmark, how its figures are computed (the report's opening paragraph)."""
 HUMAN = "human"
 _STATISTICS_PER_TABLE = 7
 
@@ -62,6 +77,9 @@ class Comparison:
     mean_diff: float | None
     ci_low: float | None
     ci_high: float | None
+    mcnemar_p: float | None = None           # binary metrics: exact McNemar, and Bonferroni-adjusted over the pairs
+    mcnemar_p_adjusted: float | None = None
+    t_p: float | None = None                 # continuous metrics of the closed-answer benchmarks: paired t-test
 
 
 @dataclass(frozen=True)
@@ -112,8 +130,7 @@ def benchmark_report(benchmark: str, release: Mapping[str, Any], runs: Sequence[
     lines = [f"# {benchmark}: evaluation report", "",
              f"Release `{release['dataset']}` version {release['version']}, data digest `{release['digest'][:16]}`"
              f" ({release['items']} items). Every figure is the mean over items with its bootstrap 95 % interval"
-             f" ({bootstrap[0]} resamples, seed {bootstrap[1]}). Model critiques are matched to the human ones by"
-             " max-mapping; the human row scores each reference against the others (leave-one-out).", ""]
+             f" ({bootstrap[0]} resamples, seed {bootstrap[1]}). {SCORING.get(benchmark, SCORING['critique'])}", ""]
     lines += ["## Runs", ""]
     lines += _table(("model", "condition", "source", "predictions", "seed", "page"),
                     [(r.model, r.condition, r.source + (f" ({r.predictions_file})" if r.predictions_file else ""),
@@ -140,12 +157,16 @@ def benchmark_report(benchmark: str, release: Mapping[str, Any], runs: Sequence[
         lines += ["", "## Metrics that did not run", ""]
         lines += _table(("metric", "why"), unavailable)
     if comparisons:
+        tested = any(c.mcnemar_p is not None or c.t_p is not None for c in comparisons)
         lines += ["", "## Paired comparisons", "",
                   "Mean difference (first − second) over the items both runs scored, with its paired bootstrap 95 %"
-                  " interval; **bold** where the interval excludes 0 (view `evaluation_paired` has every metric).", ""]
-        lines += _table(("metric", "first", "second", "items", "difference", "95 % CI"),
-                        [(c.metric, c.label_a, c.label_b, c.n_items, _bold_if_clear(c), _interval(c.ci_low, c.ci_high))
-                         for c in sorted(comparisons, key=lambda c: (c.metric, c.label_a, c.label_b))])
+                  " interval; **bold** where the interval excludes 0 (view `evaluation_paired` has every metric)."
+                  + (" On right/wrong metrics, McNemar's exact two-sided p and its Bonferroni adjustment over every pair"
+                     " compared on the metric; on continuous ones the paired t-test's p." if tested else ""), ""]
+        header = ("metric", "first", "second", "items", "difference", "95 % CI") + (("test", "p", "p (Bonferroni)") if tested else ())
+        lines += _table(header, [(c.metric, c.label_a, c.label_b, c.n_items, _bold_if_clear(c), _interval(c.ci_low, c.ci_high))
+                                 + (_test_cells(c) if tested else ())
+                                 for c in sorted(comparisons, key=lambda c: (c.metric, c.label_a, c.label_b))])
     if grounding:
         lines += ["", "## Grounding controls", "",
                   "What the right image is worth: the same model and prompt against another post's image (Δ_S) or none"
@@ -156,6 +177,18 @@ def benchmark_report(benchmark: str, release: Mapping[str, Any], runs: Sequence[
     for title, body in sections:
         lines += ["", f"## {title}", "", body]
     return "\n".join(lines) + "\n"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else ("< 0.0001" if value < 1e-4 else f"{value:.4f}")
+
+
+def _test_cells(c: Comparison) -> tuple[str, str, str]:
+    if c.mcnemar_p is not None:
+        return "McNemar", _p(c.mcnemar_p), _p(c.mcnemar_p_adjusted)
+    if c.t_p is not None:
+        return "paired t", _p(c.t_p), "–"
+    return "–", "–", "–"
 
 
 def _bold_if_clear(c: Comparison) -> str:

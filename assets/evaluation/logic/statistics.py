@@ -12,7 +12,7 @@ rounded here; callers round (and scale to percentage points) for display.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -104,6 +104,30 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, resamples: int = RESAMPLE
     _check_level(level)
     vector = _as_vector(values, "values")
     return _interval(vector, _resampled_means(vector, resamples, seed, max_cells), resamples, seed, level)
+
+
+def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], np.ndarray], resamples: int = RESAMPLES, seed: int = 0,
+                        level: float = LEVEL, *, max_cells: int = MAX_CELLS) -> BootstrapCI:
+    """Percentile interval of a statistic that is not a mean over items (macro-F1, a mean of per-group means):
+    ``statistic`` maps a (resamples x n) matrix of item indexes to one value per row (nan where a resample leaves it
+    undefined: such resamples are left out of the quantiles); row 0 of the first call is the identity, the point
+    estimate. The index stream is the same as ``bootstrap_ci``'s for the same seed and n."""
+    _check_level(level)
+    if n < 1:
+        raise ValueError("a bootstrap needs at least one item")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, not {resamples!r}")
+    point = float(statistic(np.arange(n)[None, :])[0])
+    rng = np.random.default_rng(seed)
+    rows = max(1, max_cells // n)
+    values = np.empty(resamples)
+    for start in range(0, resamples, rows):
+        size = min(rows, resamples - start)
+        values[start:start + size] = statistic(rng.integers(0, n, size=(size, n)))
+    tail = (1.0 - level) / 2.0
+    defined = values[~np.isnan(values)]
+    low, high = (np.quantile(defined, [tail, 1.0 - tail]) if defined.size else (float("nan"), float("nan")))
+    return BootstrapCI(point, float(low), float(high), n, resamples, seed, level)
 
 
 def paired_bootstrap(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, resamples: int = RESAMPLES,

@@ -261,11 +261,35 @@ class JudgeAgreement:
                 "mean_tau": self.mean_tau, "n_poems": self.n_poems, "taus": dict(self.taus)}
 
 
-def _cell(diffs: list[float]) -> ErrorCell:
+def error_cell(diffs: list[float]) -> ErrorCell:
+    """The mean absolute error and the share within ``JUDGE_TOLERANCE`` (with ``_EPS`` slack) of absolute differences."""
     if not diffs:
         return ErrorCell(0, None, None)
     within = sum(d <= JUDGE_TOLERANCE + _EPS for d in diffs)
     return ErrorCell(len(diffs), sum(diffs) / len(diffs), within / len(diffs))
+
+
+def paired_differences(human: Mapping[str, float | None], judged: Mapping[str, float | None]) -> dict[str, float]:
+    """Per dimension where both sides have a value, |judged - human|, in the human mapping's order."""
+    return {key: abs(float(judged[key]) - float(value)) for key, value in human.items()
+            if value is not None and judged.get(key) is not None}
+
+
+def poem_kendall_taus(by_poem: Mapping[str, Iterable[tuple[str, float, float]]]) -> dict[str, float]:
+    """Per poem, Kendall tau-b between (item, human quality, judged quality) rows ordered by item id; poems with
+    fewer than two rows, or where one side is constant (tau-b undefined), are left out."""
+    taus: dict[str, float] = {}
+    for poem in sorted(by_poem):
+        rows = sorted(by_poem[poem])
+        if len(rows) < 2:
+            continue
+        hs, js = [r[1] for r in rows], [r[2] for r in rows]
+        if len(set(hs)) < 2 or len(set(js)) < 2:
+            continue  # tau-b is undefined when one side is constant
+        tau = float(kendalltau(hs, js).statistic)
+        if not math.isnan(tau):
+            taus[poem] = tau
+    return taus
 
 
 def judge_agreement(human: Mapping[str, Mapping[str, float | None]], judged: Mapping[str, Mapping[str, float | None]],
@@ -286,24 +310,13 @@ def judge_agreement(human: Mapping[str, Mapping[str, float | None]], judged: Map
     by_poem: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     for item in common:
         h, j = human[item], judged[item]
-        for key in h:
-            if key in j and h[key] is not None and j[key] is not None:
-                diffs[key].append(abs(float(j[key]) - float(h[key])))
+        for key, diff in paired_differences(h, j).items():
+            diffs[key].append(diff)
         hq = _mean([float(v) for v in h.values() if v is not None])
         jq = _mean([float(v) for v in j.values() if v is not None])
         if hq is not None and jq is not None:
             by_poem[poem_of[item]].append((item, hq, jq))
-    taus: dict[str, float] = {}
-    for poem in sorted(by_poem):
-        rows = sorted(by_poem[poem])
-        if len(rows) < 2:
-            continue
-        hs, js = [r[1] for r in rows], [r[2] for r in rows]
-        if len(set(hs)) < 2 or len(set(js)) < 2:
-            continue  # tau-b is undefined when one side is constant
-        tau = float(kendalltau(hs, js).statistic)
-        if not math.isnan(tau):
-            taus[poem] = tau
-    per_dimension = {k: _cell(diffs[k]) for k in sorted(diffs, key=lambda k: (order.get(k, len(order)), k))}
-    overall = _cell([d for values in diffs.values() for d in values])
+    taus = poem_kendall_taus(by_poem)
+    per_dimension = {k: error_cell(diffs[k]) for k in sorted(diffs, key=lambda k: (order.get(k, len(order)), k))}
+    overall = error_cell([d for values in diffs.values() for d in values])
     return JudgeAgreement(overall, per_dimension, _mean(list(taus.values())), len(taus), taus)
