@@ -185,7 +185,10 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
         params["poem_split"] = evaluation.poem_split.model_dump()
     store = blob_store.get_store()
     with recorded_step(context, wh, params) as step:
-        items = {item.id: item for item in _without_bytes(iter_items(release, layout), store)}
+        try:
+            items = {item.id: item for item in _without_bytes(iter_items(release, layout), store)}
+        except ReleaseError as exc:
+            raise Failure(description=f"{layout.name}: {exc}") from exc
         calibration: dict[str, BenchmarkItem] = {}
         if layout.name == "poem_benchmark":
             items, calibration = _poem_split(step, items, evaluation)
@@ -292,7 +295,7 @@ def _score_closed_run(step: Step, layout: BenchmarkLayout, key: str, items: Mapp
     if unreadable:
         step.counts["answers_unreadable"] += unreadable
     if scored.skipped:
-        step.notes[f"not_applicable:{key.split(':', 1)[1][:12]}"] = (
+        step.notes[f"left_out:{key.split(':', 1)[1][:12]}"] = (
             f"{len(scored.skipped)} item(s) left out under {condition}: "
             + "; ".join(f"{item}: {reason}" for item, (reason, _) in sorted(scored.skipped.items())[:5]))
 

@@ -20,6 +20,7 @@ from assets.core.logic.iteration import batched
 from assets.core.model_call_store import role_caller
 from assets.core.model_calls import BudgetExhausted, CallBudget, schema_repair_request
 from assets.core.step import Step
+from assets.evaluation.logic.aeseval_answers import OfflineAnswerError
 from assets.evaluation.logic.aeseval_answers import offline_answer as offline_design_answer
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release
 from assets.evaluation.logic.choice_requests import (AESEVAL_SCHEMA, CONDITIONS, CONTEXT_ANSWER_SHAPE, CONTEXT_SCHEMA,
@@ -108,8 +109,11 @@ def evaluation_offline_answers() -> dict[str, OfflineAnswer]:
 
     def design_answer(request: ModelRequest) -> dict[str, Any]:
         c = request.context
-        return {"answer": offline_design_answer(c["format"], request.image, c["metadata"], c["indicator"], c["options"],
-                                                c["box_units"])}
+        try:
+            return {"answer": offline_design_answer(c["format"], request.image, c["metadata"], c["indicator"],
+                                                    c["options"], c["box_units"])}
+        except OfflineAnswerError as exc:  # metadata or image the judge cannot read: this request's refusal
+            raise Refusal(f"{exc.reason_code}: {exc.detail}") from exc
 
     return {CRITIQUE_SCHEMA: critique, CRITIQUES_SCHEMA: critiques, CONTEXT_SCHEMA: context_choice,
             AESEVAL_SCHEMA: design_answer, **poem_offline_answers()}

@@ -8,6 +8,8 @@ import json
 import math
 from collections import Counter
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from PIL import Image
@@ -278,3 +280,28 @@ def test_context_canvas_through_the_google_genai_sdk_reads_every_answer_form(tmp
                      " WHERE r.condition = 'text_only'") == 4  # every case answered, from the shared call
     report = (tmp_path / "evaluation" / "context_canvas" / "report.md").read_text()
     assert "## Unreadable answers" in report and "ctx-pick" in report.split("## Unreadable answers")[1]
+
+
+def test_hostile_release_rows_cost_only_themselves(tmp_path):
+    """An AesEval question whose gold is not among its options, and one whose metadata is not JSON (no canvas to
+    read a box against; the offline judge refuses it, that item's rejection), are left out of the scores with the
+    reason; the others are scored."""
+    aeseval_release(tmp_path)
+    shard = next((tmp_path / "releases" / "aeseval" / "data" / "questions").glob("*.parquet"))
+    table = pq.read_table(shard).to_pylist()
+    bad_gold = {**table[0], "question_id": "q-bad-gold", "answer": "maybe"}
+    bad_metadata = {**table[1], "question_id": "q-bad-metadata", "metadata": "{not json"}
+    pq.write_table(pa.Table.from_pylist(table + [bad_gold, bad_metadata], schema=pq.read_schema(shard)), shard)
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"warehouse": {"path": "warehouse.duckdb"}, "blob_store": {"root": "blobs"},
+                                      "evaluation": {"releases_dir": "releases", "bootstrap_resamples": 100,
+                                                     "runs": [{"benchmark": "aeseval", "model": "annotator"}]}}))
+    result = materialize(config, "aeseval_evaluation")
+    assert result.success, failures(result)
+    wh = Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
+    answers = dict(wh.query("SELECT item_id, problem FROM evaluation_answers").itertuples(index=False))
+    assert "q-bad-gold" not in answers and "q-bad-metadata" not in answers  # not scorable: left out, not counted
+    assert answers["q-locate"] is None  # the others are read as usual
+    rejected = wh.query("SELECT detail FROM rejection WHERE stage = 'aeseval_predictions'").detail.tolist()
+    assert len(rejected) == 1 and "q-bad-metadata" in rejected[0]
+    assert {"q-judge", "q-region", "q-locate"} <= set(answers)

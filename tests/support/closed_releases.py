@@ -108,12 +108,17 @@ QUESTIONS = {  # id: (format, indicator, options, answer, answer box)
 }
 
 
+ASK = {"aesthetic_judgment": "Does the design show this problem? Reply yes or no.",
+       "region_selection": "Which region shows the problem? Reply with the letter.",
+       "precise_localisation": "Reply with the box of the element that shows the problem, or None."}
+
+
 def aeseval_release(root: Path) -> None:
     image, sha = _image(root, png((240, 240, 240), (200, 100), (120, 50, 180, 90), (200, 30, 30)))
     rows = [{"question_id": qid, "design_id": f"design:{qid}", "base_design_id": "design:base", "image": image,
              "image_sha256": sha, "indicator": indicator, "format": fmt,
              "question": f"Indicator under review: {indicator.replace('_', ' ')}. What it means: how it should look.\n"
-                         "Boxes are written [left, top, right, bottom] in pixels of the 200x100 canvas.\nAnswer.",
+                         f"Boxes are written [left, top, right, bottom] in pixels of the 200x100 canvas.\n{ASK[fmt]}",
              "options": options, "answer": answer, "answer_box": box, "box_units": "pixels", "metadata": METADATA,
              "label_source": "human", "perturbations": []}
             for qid, (fmt, indicator, options, answer, box) in QUESTIONS.items()]

@@ -104,8 +104,12 @@ def iter_items(release: Release, layout: BenchmarkLayout) -> Iterator[BenchmarkI
     """Every evaluation item of the release, in shard and row order (side configs read once, whole: they are
     small, one row per item or per poem)."""
     side = {config: {row[key]: row for row in _rows(release, layout, config)} for config, key in layout.side}
-    for row in _rows(release, layout):
-        yield layout.to_item(row, side)
+    for number, row in enumerate(_rows(release, layout), start=1):
+        try:
+            yield layout.to_item(row, side)
+        except (KeyError, TypeError, ValueError) as exc:  # a row the release writer would not write: not this release
+            raise ReleaseError(f"{release.folder}: {layout.config}/{layout.split} row {number} is not a"
+                               f" {layout.name} item ({type(exc).__name__}: {exc})") from exc
 
 
 def _image(value: Mapping[str, Any] | None, sha256: str) -> ItemImage:
@@ -170,7 +174,10 @@ def aeseval_item(row: Mapping[str, Any], side: Side) -> BenchmarkItem:
     texts = list(row.get("options") or [])
     ids = texts if row["format"] == "aesthetic_judgment" else [chr(ord("A") + i) for i in range(len(texts))]
     metadata = row.get("metadata") or "{}"
-    canvas = json.loads(metadata).get("canvas") or {}
+    try:
+        canvas = json.loads(metadata).get("canvas") or {}
+    except (ValueError, AttributeError):  # unreadable metadata: the question is still asked; boxes cannot be read
+        canvas = {}
     return BenchmarkItem(
         id=row["question_id"],
         fields={"question": row["question"], "format": row["format"], "indicator": row["indicator"],

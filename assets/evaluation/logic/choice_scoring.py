@@ -34,6 +34,7 @@ from assets.evaluation.logic.scoring import ItemScore
 
 MISSING = "missing"
 NO_GOLD = "no_gold"
+UNSCORABLE = "unscorable_item"
 BINARY_CLASSES = (YES_OPTION_ID, "B")  # the paper's A/B class mapping on two-option cases
 FORMAT_PREFIX = {"aesthetic_judgment": "judgment", "region_selection": "region", "precise_localisation": "localisation"}
 
@@ -154,8 +155,12 @@ def _aeseval(run: ScoredRun, items: Sequence[BenchmarkItem], answers: Mapping[st
         f = item.fields
         text = (answers.get(item.id) or {}).get(0)
         gold = item.references[0]
-        result = score_design_answer(f["format"], gold, f["gold_box"], [o["text"] for o in f["options"]],
-                                     "" if text is None else text, f["box_units"], tuple(f["canvas"]))
+        try:
+            result = score_design_answer(f["format"], gold, f["gold_box"], [o["text"] for o in f["options"]],
+                                         "" if text is None else text, f["box_units"], tuple(f["canvas"]))
+        except ValueError as exc:  # a gold outside the options, a canvas the metadata does not give: not scorable
+            run.skipped[item.id] = (UNSCORABLE, str(exc))
+            continue
         problem = MISSING if text is None else result.problem
         detail = "no answer stored for this item" if text is None else result.detail
         run.answers.append(AnswerRow(item.id, 0, result.answer, gold, result.correct, problem, detail))
