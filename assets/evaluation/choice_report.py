@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from assets.counterfactual.logic.edit_pairs import CounterfactualSpec, pair_figures
+from assets.counterfactual.logic.edit_pairs import CORRECT, REVERSE, CounterfactualSpec, directional_update, pair_figures
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release, side_rows
 from assets.evaluation.logic.choice_report_markdown import (PairCounts, RunFigures, aeseval_sections, context_sections,
                                                             counterfactual_section, poem_judges_section,
@@ -62,10 +62,10 @@ def _pair_counts(wh: Warehouse, runs: Mapping[str, RunFigures], items: Mapping[s
                             sides.get(0) or "", sides.get(1) or ""))
         if not triples:
             continue
-        figures = pair_figures(triples)
-        n = figures.pairs
-        out.append(PairCounts(run.label, figures, round(n * ((run.figures.get("unchanged_correct") or (0,))[0] or 0)),
-                              round(n * ((run.figures.get("unchanged_wrong") or (0,))[0] or 0)),
+        unchanged = [(spec, original) for spec, original, edited in triples
+                     if directional_update(spec, original, edited) not in (CORRECT, REVERSE)]
+        right = sum(original == spec.original_label for spec, original in unchanged)
+        out.append(PairCounts(run.label, pair_figures(triples), right, len(unchanged) - right,
                               (run.figures.get("ncu") or (None, None, None))[1:], full.get(run.model)))
     return out
 
