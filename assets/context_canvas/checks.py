@@ -44,7 +44,8 @@ WHERE t.status = 'retained'
 GROUP BY t.case_id
 """
 
-EVAL_KEYS = {"id", "images", "contact_sheet", "scenario", "proposed_assessment", "question", "options"}
+EVAL_KEYS = {"id", "images", "contact_sheet", "scenario", "proposed_assessment", "question", "options",
+             "neutral_description", "evidence_description"}
 PROBE_MARKERS = ("probe",)
 
 CASE_EXPECTATIONS = [
@@ -59,7 +60,7 @@ REVIEW_EXPECTATIONS = [
 ]
 EXPORT_EXPECTATIONS = [
     Expectation("eval_file_is_model_input_only", "evaluation records carry only id, images, contact sheet, scenario,"
-                " proposed assessment, question and options", "ExpectColumnValuesToBeBetween",
+                " proposed assessment, question, options and the image descriptions", "ExpectColumnValuesToBeBetween",
                 {"column": "n_non_input_keys", "min_value": 0, "max_value": 0}),
     Expectation("no_probe_output_in_exports", "no exported record carries probe-model output",
                 "ExpectColumnValuesToBeBetween", {"column": "n_probe_keys", "min_value": 0, "max_value": 0}),

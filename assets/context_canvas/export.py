@@ -1,7 +1,8 @@
 """The ContextCanvas files: evaluation records (model input only) apart from the answer key.
 
 ``context_canvas_eval.jsonl`` holds, per retained case, exactly what a model is given: image path(s), a labelled
-contact sheet for multi-image cases, scenario, proposed assessment, question and options. ``context_canvas_gold.jsonl``
+contact sheet for multi-image cases, scenario, proposed assessment, question and options, and the neutral and
+evidence descriptions that stand in for the image under the description conditions. ``context_canvas_gold.jsonl``
 holds the gold option, its text, the source-grounded rationale, source basis and every image's provenance and
 rights, joined on the same id. Probe-model output is in neither (it stays in ``context_case_probe``).
 """

@@ -12,4 +12,5 @@ REPORT_ORDER = 50
 def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str] | str]:
     """(title, SQL) of each table to print when it has rows."""
     yield ("counterfactual edits (synthetic, table counterfactual_edit)",
-           "SELECT model, manual_check, count(*) AS n FROM counterfactual_edit GROUP BY ALL ORDER BY ALL")
+           "SELECT CASE WHEN case_id IS NULL THEN 'pool item' ELSE 'case image' END AS source, provider, model,"
+           " manual_check, count(*) AS n FROM counterfactual_edit GROUP BY ALL ORDER BY ALL")

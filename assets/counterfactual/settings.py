@@ -10,8 +10,9 @@ from resources.config_paths import ConfigPath
 
 
 class CounterfactualSettings(ConfigurableResource):
-    """Which edits to make: a CSV of specs (source_id = a pool item id, decisive_cue, instruction,
-    original_label, intended_label)."""
+    """Which edits to make: a CSV of specs (source_id = a pool item id, or a ContextCanvas case id with an optional
+    ``#<image position>``; decisive_cue, instruction, original_label, intended_label; optionally edited_image, a file
+    relative to the sheet holding an edit made elsewhere)."""
 
     specs: Optional[ConfigPath] = Field(default=None, description="CSV of edit specs; None: no edits")
     checks: Optional[ConfigPath] = Field(default=None, description="CSV of manual-check decisions (record_id, decision, reviewer, note)")

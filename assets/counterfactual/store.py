@@ -1,4 +1,4 @@
-"""Every write of the ``counterfactual_edit`` table (migration 0008): new edits and their manual checks, with the
+"""Every write of the ``counterfactual_edit`` table (migrations 0008 and 0021): new edits and their manual checks, with the
 stored edits read back the way the check needs them.
 
 The asset builds the rows and records the lineage; here is what the table receives and how a check decision
@@ -42,5 +42,6 @@ def record_check(con: duckdb.DuckDBPyConnection, updated: CounterfactualRecord) 
 
 def _record(row: dict) -> CounterfactualRecord:
     fields = {name: row[name] for name in CounterfactualRecord.__dataclass_fields__ if name in row and name not in ("synthetic", "kind", "history")}
-    fields["seed"] = None if fields.get("seed") is None or fields["seed"] != fields["seed"] else int(fields["seed"])
+    for name in ("seed", "image_position"):  # a NULL integer reads back as NaN
+        fields[name] = None if fields.get(name) is None or fields[name] != fields[name] else int(fields[name])
     return CounterfactualRecord(**fields, history=tuple(CheckEvent(**e) for e in json.loads(row["history"])))

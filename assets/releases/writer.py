@@ -70,7 +70,9 @@ class ReleaseSpec:
 
     ``images_query`` gives one row per released image: image_sha256, source_url, creator, license, provider,
     redistribution. ``rows_query`` gives one row per released row: config, split, row_id, entity_id (the warehouse
-    entity its lineage starts from). ``composition_query`` gives (split, domain or kind, rows).
+    entity its lineage starts from). ``composition_query`` gives (split, domain or kind, rows). ``left_out_query``
+    (optional) gives (config, reason, rows) for rows a config's own rules leave out after every stage kept them,
+    shown with the selection and counted in the step's summary.
     """
 
     dataset: str
@@ -87,6 +89,7 @@ class ReleaseSpec:
     limitations: tuple[str, ...]
     rai: ResponsibleAI
     extra_sections: tuple[tuple[str, str], ...] = ()
+    left_out_query: str | None = None
 
 
 @dataclass
@@ -327,6 +330,7 @@ def release_fingerprint(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec, setti
         for split, query in table.splits.items():
             parts.append(con.execute(f"SELECT count(*), bit_xor(hash(q)) FROM ({guarded(spec.dataset, table, split, query)}) AS q").fetchall())
     parts.append(con.execute(f"SELECT count(*), bit_xor(hash(q)) FROM ({spec.images_query}) AS q").fetchall())
+    parts.append(_left_out(con, spec))
     parts.append(con.execute(f"SELECT count(*), bit_xor(hash(q)) FROM ({PROVENANCE_QUERY.format(rows=released_rows(spec))}) AS q").fetchall())
     return digest_of([str(p) for p in parts])
 
@@ -386,7 +390,8 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
             f" FROM ({spec.images_query}) ORDER BY image_sha256")
         con.execute(f"COPY ({attribution}) TO {_q(str(building / 'ATTRIBUTION.csv'))} (FORMAT csv, HEADER)")
         n_provenance = _write_arrow(con, PROVENANCE_QUERY.format(rows=released_rows(spec)), building / "provenance.parquet")
-        facts = _card_facts(con, spec, configs, withheld_values)
+        left_out = _left_out(con, spec)
+        facts = _card_facts(con, spec, configs, withheld_values, left_out)
     (building / "README.md").write_text(render_card(facts), encoding="utf-8")
     licences = sorted({lic for lic, _, _, _ in facts.licences if lic})
     document = croissant(name=spec.dataset, description=spec.summary, licenses=licences, version=version,
@@ -405,6 +410,7 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
     (building / "release.json").write_text(json.dumps(manifest_doc, indent=1, sort_keys=True) + "\n")
     _swap(building, out)
     _record(step, spec, out, files, rows, fingerprint)
+    step.counts.update({f"left_out:{config}:{reason}": n for config, reason, n in left_out})
     return summary
 
 
@@ -448,7 +454,7 @@ def _record(step: Step, spec: ReleaseSpec, out: Path, files: Mapping[str, str], 
 
 
 def _card_facts(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec, configs: list[ConfigCard],
-                withheld_values: Sequence[str]) -> CardFacts:
+                withheld_values: Sequence[str], left_out: list[tuple[str, str, int]]) -> CardFacts:
     assets = _in_list(list(spec.assets))
     stages = con.execute(
         f"SELECT asset_key, arg_max(code_version, started_at), release_portable(arg_max(CAST(parameters AS VARCHAR), started_at))"
@@ -466,9 +472,16 @@ def _card_facts(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec, configs: list
     return CardFacts(
         dataset=spec.dataset, pretty_name=spec.pretty_name, summary=spec.summary,
         license=_overall_licence([lic for lic, _, _, _ in licences]), task_categories=spec.task_categories,
-        configs=configs, stages=[(a, v, p) for a, v, p in stages], selection=[*selection, *kept],
+        configs=configs, stages=[(a, v, p) for a, v, p in stages], selection=[*selection, *((f"left out of {c}", r, n) for c, r, n in left_out), *kept],
         composition=composition, licences=licences, withheld=list(withheld_values), excluded=excluded,
         limitations=spec.limitations, citations=spec.citations, extra_sections=spec.extra_sections)
+
+
+def _left_out(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec) -> list[tuple[str, str, int]]:
+    """(config, reason, rows) the spec's own rules leave out (none without a ``left_out_query``)."""
+    if spec.left_out_query is None:
+        return []
+    return [(c, r, int(n)) for c, r, n in con.execute(f"SELECT * FROM ({spec.left_out_query}) ORDER BY ALL").fetchall()]
 
 
 def _excluded(con: duckdb.DuckDBPyConnection, dataset: str) -> list[tuple[str, str, int]]:

@@ -33,7 +33,8 @@ from tests.support.model_servers import OPENAI, ModelApiServer, wire_images, wir
 from warehouse.db import Warehouse
 
 CONTEXT_ASSETS = ("context_cases", "context_case_review", "context_shortcut_report", "context_canvas_export")
-EVAL_KEYS = {"id", "images", "contact_sheet", "scenario", "proposed_assessment", "question", "options"}
+EVAL_KEYS = {"id", "images", "contact_sheet", "scenario", "proposed_assessment", "question", "options",
+             "neutral_description", "evidence_description"}
 GOLD_KEYS = {"id", "case_id", "gold", "gold_text", "rationale", "source_basis", "images", "provenance"}
 PROBE_MODEL = "dev-probe (illustrative)"
 HEURISTIC = "heuristic/heuristic-v1"
@@ -216,6 +217,8 @@ def test_export_separates_model_input_from_the_answer_key_and_never_ships_the_pr
         assert set(record) == EVAL_KEYS
         assert (record["scenario"], record["question"], record["proposed_assessment"]) == (
             case["scenario"], case["question"], case["proposed_assessment"])
+        assert (record["neutral_description"], record["evidence_description"]) == (
+            case["neutral_description"], case["evidence_description"])
         assert record["options"] == [{"id": o["option_id"], "text": o["text"]} for o in case["options"]]
         assert [sha256_of(Path(p)) for p in record["images"]] == [sha256_of(sample.context / r) for r in case["images"]]
         assert record["contact_sheet"] == (str(sheet_path) if len(case["images"]) > 1 else None)
@@ -237,21 +240,21 @@ def test_export_separates_model_input_from_the_answer_key_and_never_ships_the_pr
 def test_shortcut_report_matches_the_hand_computed_figures(sample, chain):
     wh = chain.wh
     figures = json.loads(wh.scalar("SELECT figures FROM context_shortcut_report WHERE answerer = ?", [HEURISTIC]))
-    # Golds: s01 B, s02 A, s03 A, s04 B, s05 B (three options), s06 B, s07 A, s08 B.
-    assert figures["n_cases"] == 8 and figures["n_binary"] == 7 and figures["gold_counts"] == {"A": 3, "B": 5}
-    assert figures["gold_yes_rate"] == pytest.approx(3 / 7)          # A on s02, s03, s07 of the 7 binary cases
-    assert figures["majority_option"] == "B" and figures["majority_baseline_accuracy"] == pytest.approx(5 / 8)
+    # Golds: s01 B, s02 A, s03 B, s04 B, s05 B (three options), s06 B, s07 A, s08 B.
+    assert figures["n_cases"] == 8 and figures["n_binary"] == 7 and figures["gold_counts"] == {"A": 2, "B": 6}
+    assert figures["gold_yes_rate"] == pytest.approx(2 / 7)          # A on s02 and s07 of the 7 binary cases
+    assert figures["majority_option"] == "B" and figures["majority_baseline_accuracy"] == pytest.approx(6 / 8)
     # The heuristic answers A everywhere: no option shares a content word with its text, and the longer option
     # wins ("Yes" over "No", "Morning and renewal" on s05) or the first on the "Image 1" / "Image 2" tie.
     answers = dict(wh.query("SELECT case_id, answer FROM context_text_only_answer WHERE answerer = ?",
                             [HEURISTIC]).itertuples(index=False))
     assert answers == {case_id: "A" for case_id in sample.summary["case_ids"]}
-    assert figures["text_only_accuracy"] == pytest.approx(3 / 8) and figures["n_text_only_answered"] == 8
-    assert figures["n_text_only_invalid"] == 0 and figures["text_only_minus_baseline"] == pytest.approx(-25.0)
-    assert figures["text_only_p_value"] == pytest.approx(binom.sf(2, 8, 5 / 8))  # P(X >= 3), X ~ Bin(8, 0.625)
+    assert figures["text_only_accuracy"] == pytest.approx(2 / 8) and figures["n_text_only_answered"] == 8
+    assert figures["n_text_only_invalid"] == 0 and figures["text_only_minus_baseline"] == pytest.approx(-50.0)
+    assert figures["text_only_p_value"] == pytest.approx(binom.sf(1, 8, 6 / 8))  # P(X >= 2), X ~ Bin(8, 0.75)
     assert "no better than always giving the most common answer" in figures["verdict"]
-    # Longest option: unique on the 6 Yes/No cases ("Yes") and s05 (A), tied on s04: 7 cases, gold on 3.
-    assert figures["n_unique_longest"] == 7 and figures["longest_is_gold_rate"] == pytest.approx(3 / 7)
+    # Longest option: unique on the 6 Yes/No cases ("Yes") and s05 (A), tied on s04: 7 cases, gold on 2.
+    assert figures["n_unique_longest"] == 7 and figures["longest_is_gold_rate"] == pytest.approx(2 / 7)
     assert figures["longest_chance_rate"] == pytest.approx((6 / 2 + 1 / 3) / 7)
     lengths = [len(o["text"]) for c in sample.cases.values() for o in c["options"]]
     is_gold = [float(o["option_id"] == c["gold"]) for c in sample.cases.values() for o in c["options"]]
@@ -269,7 +272,7 @@ def test_checks_pass_and_a_rerun_sends_no_model_call(chain):
     summaries = step_summaries(wh, chain.rerun.run_id)
     assert summaries["context_cases"]["files_unchanged"] == 1 and "cases" not in summaries["context_cases"]
     assert not summaries["context_shortcut_report"].get("requests_sent")
-    assert summaries["context_shortcut_report"]["report"]["text_only_accuracy"] == pytest.approx(3 / 8)
+    assert summaries["context_shortcut_report"]["report"]["text_only_accuracy"] == pytest.approx(2 / 8)
     out = Path(load_config(chain.config)["context_canvas"]["export_dir"])
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.jsonl")} == chain.export_stamps
 
@@ -326,10 +329,10 @@ def test_text_only_run_through_the_openai_sdk_repairs_once_then_rejects(sample, 
         assert "after one repair attempt" in rejected["detail"].iloc[0]
         roles = dict(wh.query("SELECT role, count(*) AS n FROM model_call GROUP BY ALL").itertuples(index=False))
         assert roles == {"annotator": 8, "repair": 2}
-        # B answers: right on s01, s04, s06, s08 (gold B), wrong on s02, s03, s07 (gold A); s05 has none: 4 of 8.
+        # B answers: right on s01, s03, s04, s06, s08 (gold B), wrong on s02, s07 (gold A); s05 has none: 5 of 8.
         figures = json.loads(wh.scalar("SELECT figures FROM context_shortcut_report WHERE answerer = ?", [answerer]))
-        assert figures["text_only_accuracy"] == pytest.approx(4 / 8) and figures["n_text_only_answered"] == 7
-        assert figures["majority_baseline_accuracy"] == pytest.approx(5 / 8)
+        assert figures["text_only_accuracy"] == pytest.approx(5 / 8) and figures["n_text_only_answered"] == 7
+        assert figures["majority_baseline_accuracy"] == pytest.approx(6 / 8)
         # A re-run asks nothing: every case already has its answer (or its rejection) for this answerer.
         assert materialize(config, "context_cases", "context_shortcut_report").success
         assert len(server.requests) == 10

@@ -23,7 +23,8 @@ from PIL import Image
 
 from warehouse.db import Warehouse
 
-SHA_COLUMNS = {"image": "image_sha256", "images": "image_sha256"}
+SHA_COLUMNS = {"image": "image_sha256", "images": "image_sha256", "original_image": "original_image_sha256",
+               "edited_image": "edited_image_sha256"}
 """Image column -> the column naming its image(s) by sha256, as the releases' row design has it."""
 
 

@@ -1,6 +1,9 @@
 """The ContextCanvas release materialized through Dagster on a real warehouse: the bundled eight-case sample over
-the sample corpus (a pool of the cases' images, the cases, the review sheet: six retained), with the second image of the two-image case ctx-s04
-marked restricted so one image ships without bytes, then read back with every reader a user has.
+the sample corpus (a pool of the cases' images, the cases, the review sheet: six retained), with the second image of
+the two-image case ctx-s04 marked restricted and ctx-s03's image unknown so those ship without bytes, then read back
+with every reader a user has. The sample's two approved counterfactual edits (ctx-s01, ctx-s03) and three more
+(an approved edit whose intended label no option has, an approved edit of a case the review left undecided, a
+pending one) give the counterfactual_pairs config; a release written before any edit has none.
 
 The old export folder loaded through ``datasets.load_dataset`` as one "test" split and lost the gold file; here
 every config loads on its own with its eval split.
@@ -9,14 +12,16 @@ every config loads on its own with its eval split.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
+import yaml
+from PIL import Image, ImageOps
 
-from sample.context_fixture import write_context_sample
-from sample.make_corpus import build_corpus
 from tests.releases.release_checks import (
     LoadedRelease,
     check_no_local_traces,
@@ -24,15 +29,21 @@ from tests.releases.release_checks import (
     file_states,
     last_summary,
     parquet_frame,
+    release_rows,
     run_traces,
+    shards,
 )
+from tests.support.context_harness import context_project
 from tests.support.critique_harness import failures, materialize
-from tests.support.pool_harness import run_pool, write_config
 from warehouse.db import Warehouse
 
 RELEASE = "context_canvas_release"
 RESTRICTED = ("ctx-s04", 1)  # (case, image position) whose rights say restricted
-CONFIGS = {"cases", "gold", "annotations"}
+UNKNOWN = ("ctx-s03", 0)  # whose rights say unknown: withheld too, and so is the edit of it
+CONFIGS = {"cases", "gold", "annotations", "counterfactual_pairs"}
+PAIR_COLUMNS = ["id", "case_id", "scenario", "proposed_assessment", "question", "options", "original_image",
+                "edited_image", "original_image_sha256", "edited_image_sha256", "original_gold", "edited_gold",
+                "decisive_cue", "instruction", "edit_provider", "edit_model"]
 
 
 @dataclass
@@ -43,47 +54,62 @@ class Built:
     loaded: LoadedRelease
     first: dict
     second: dict
+    without_edits: dict   # release rows written before any counterfactual edit
+    with_edits: dict      # the step summary of the release that first held the pairs
+    cases: dict           # case id -> its record as the fixture wrote it
+    pairs: dict           # case id -> the sample's approved edit's record id
 
 
-def _cases_manifest(corpus: Path, cases_file: Path, document: dict) -> Path:
-    """The corpus manifest cut to the cases' images (a pool of nine, not sixty), beside the original so its
-    locators stay relative to it."""
-    used = {(cases_file.parent / ref).resolve() for case in document["cases"] for ref in case["images"]}
-    with (corpus / "manifest.csv").open(encoding="utf-8", newline="") as stream:
-        rows = list(csv.DictReader(stream))
-    manifest = corpus / "manifest_of_cases.csv"
-    with manifest.open("w", encoding="utf-8", newline="") as stream:
-        writer = csv.DictWriter(stream, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(r for r in rows if (corpus / r["locator"]).resolve() in used)
-    return manifest
+def _set_rights(document: dict) -> None:
+    for (case_id, position), value in ((RESTRICTED, "restricted"), (UNKNOWN, "unknown")):
+        (case,) = [c for c in document["cases"] if c["case_id"] == case_id]
+        case["rights"][position]["redistribution"] = value
+
+
+def _inverted(path: Path) -> bytes:
+    with Image.open(path) as image:
+        out = io.BytesIO()
+        ImageOps.invert(image.convert("RGB")).save(out, format="PNG")
+        return out.getvalue()
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Built:
-    root = tmp_path_factory.mktemp("context_release")
-    expected = build_corpus(root / "sample")
-    write_context_sample(root / "context", root / "sample")
-    cases_file = root / "context" / "cases.json"
-    document = json.loads(cases_file.read_text(encoding="utf-8"))
-    case_id, position = RESTRICTED
-    (case,) = [c for c in document["cases"] if c["case_id"] == case_id]
-    case["rights"][position]["redistribution"] = "restricted"
-    cases_file.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
-    pool = {"manifests": [str(_cases_manifest(root / "sample", cases_file, document))],
-            "filters": {"license_allowlist": list(expected["allowed_licenses"])}}
-    config = write_config(root, pool, context_canvas={"cases": [str(cases_file)], "returned_dir": str(root / "context")},
-                          releases={"out_dir": "releases"})
-    assert run_pool(config).success
+    project = context_project(tmp_path_factory.mktemp("context_release"), _set_rights, releases={"out_dir": "releases"})
+    root, config, folder = project.root, project.config, project.root / "releases" / "context_canvas"
     result = materialize(config, "context_cases", "context_case_review", RELEASE)
     assert result.success, failures(result)
-    folder = root / "releases" / "context_canvas"
+    without_edits = release_rows(folder)
+    # The sample's sheets, and three more edits: of ctx-s04's second image (its options are Image 1 / Image 2, so no
+    # option says "Yes"), of ctx-s08 (needs adjudication: not in the release), of ctx-s02 (never checked).
+    sheets = project.context / "counterfactual"
+    document = json.loads((project.context / "cases.json").read_text(encoding="utf-8"))
+    cases = {c["case_id"]: c for c in document["cases"]}
+    for case_id, position in (("ctx-s04", 1), ("ctx-s08", 0), ("ctx-s02", 0)):
+        (sheets / "edits" / f"{case_id}.png").write_bytes(_inverted(project.context / cases[case_id]["images"][position]))
+    with (sheets / "specs.csv").open("a", encoding="utf-8", newline="") as stream:
+        stream.write("ctx-s04#1,the snowy foreground,Make it a green meadow,No,Yes,edits/ctx-s04.png\n"
+                     "ctx-s08,the red plain,Make it green,No,Yes,edits/ctx-s08.png\n"
+                     "ctx-s02,the open hills,Add houses,Yes,No,edits/ctx-s02.png\n")
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["counterfactual"] = {"specs": str(sheets / "specs.csv"), "checks": str(sheets / "checks.csv")}
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = materialize(config, "counterfactual_edits")
+    assert result.success, failures(result)
+    wh = Warehouse(root / "warehouse.duckdb")
+    more = dict(wh.query("SELECT case_id, record_id FROM counterfactual_edit WHERE case_id IN ('ctx-s04', 'ctx-s08')")
+                .itertuples(index=False))
+    with (sheets / "checks.csv").open("a", encoding="utf-8", newline="") as stream:
+        stream.writelines(f"{more[c]},approved,ben,\n" for c in ("ctx-s04", "ctx-s08"))
+    result = materialize(config, "counterfactual_edits", RELEASE)
+    assert result.success, failures(result)
+    with_edits = last_summary(wh, RELEASE)
     first = file_states(folder)
     again = materialize(config, RELEASE)
     assert again.success, failures(again)
-    wh = Warehouse(root / "warehouse.duckdb")
     loaded = check_release_folder(folder, cache_dir=root / "hf_cache")
-    return Built(root, wh, folder, loaded, first, file_states(folder))
+    return Built(root, wh, folder, loaded, first, file_states(folder), without_edits, with_edits, cases,
+                 project.summary["counterfactual"]["record_ids"])
 
 
 def _view(wh: Warehouse, sql: str) -> list[dict]:
@@ -97,9 +123,12 @@ def test_every_config_loads_with_its_eval_split_and_the_restricted_image_is_null
     restricted_id = built.wh.scalar("SELECT evaluation_id FROM context_case WHERE case_id = ?", [RESTRICTED[0]])
     first, second = cases[restricted_id]["images"]
     assert first is not None and second is None
-    assert built.loaded.withheld == 1 and built.loaded.decoded == sum(len(r["images"]) for r in cases.values()) - 1
+    # cases: ctx-s04's second image and ctx-s03's withheld; pairs: both images of ctx-s03's pair, none of ctx-s01's
+    n_images = sum(len(r["images"]) for r in cases.values())
+    assert built.loaded.withheld == 2 + 2 and built.loaded.decoded == (n_images - 2) + 2
     assert set(built.loaded.configs["cases"]["eval"].column_names) == {
-        "id", "images", "image_sha256", "scenario", "proposed_assessment", "question", "options"}  # no answer key
+        "id", "images", "image_sha256", "scenario", "proposed_assessment", "question", "options",
+        "neutral_description", "evidence_description"}  # no answer key
 
 
 def test_cases_and_gold_rows_are_the_retained_cases_of_the_views(built: Built):
@@ -166,5 +195,76 @@ def test_an_unchanged_second_materialization_rewrites_nothing(built: Built):
     assert built.second == built.first
     assert "unchanged" in last_summary(built.wh, RELEASE)
     manifest = json.loads((built.folder / "release.json").read_text())
-    assert manifest["rows"] == {"cases/eval": 6, "gold/eval": 6, "annotations/eval": 13}
-    assert manifest["withheld_images"] == 1
+    assert manifest["rows"] == {"cases/eval": 6, "gold/eval": 6, "annotations/eval": 13, "counterfactual_pairs/eval": 2}
+    assert manifest["withheld_images"] == 3  # ctx-s04's second image, ctx-s03's image and its edit
+
+
+def test_the_case_descriptions_travel_from_the_case_file_to_the_release(built: Built):
+    cases = parquet_frame(built.folder, "cases")
+    ids = dict(built.wh.query("SELECT evaluation_id, case_id FROM context_case").itertuples(index=False))
+    for row in cases.itertuples(index=False):
+        written = built.cases[ids[row.id]]
+        assert (row.neutral_description, row.evidence_description) == (
+            written["neutral_description"], written["evidence_description"])
+        assert row.neutral_description and row.evidence_description
+
+
+def test_a_release_without_counterfactual_edits_has_no_pairs_config(built: Built):
+    assert built.without_edits == {"cases": {"eval": 6}, "gold": {"eval": 6}, "annotations": {"eval": 13}}
+
+
+def test_counterfactual_pairs_are_the_approved_edits_of_retained_cases(built: Built):
+    wh = built.wh
+    (files,) = shards(built.folder)["counterfactual_pairs"].values()
+    assert pq.read_schema(files[0]).names == PAIR_COLUMNS
+    pairs = parquet_frame(built.folder, "counterfactual_pairs")
+    # Four approved edits; ctx-s08's case is not retained and no option of ctx-s04 says "Yes": two pairs.
+    approved = dict(wh.query("SELECT case_id, record_id FROM counterfactual_edit WHERE manual_check = 'approved'")
+                    .itertuples(index=False))
+    assert sorted(approved) == ["ctx-s01", "ctx-s03", "ctx-s04", "ctx-s08"]
+    assert sorted(pairs["id"]) == sorted(built.pairs.values()) == sorted(approved[c] for c in ("ctx-s01", "ctx-s03"))
+    cases = {r["id"]: r for r in parquet_frame(built.folder, "cases").to_dict("records")}
+    evaluation_ids = dict(wh.query("SELECT case_id, evaluation_id FROM context_case").itertuples(index=False))
+    for case_id, record_id in built.pairs.items():
+        pair = pairs[pairs["id"] == record_id].iloc[0]
+        edit = wh.query("SELECT * FROM counterfactual_edit WHERE record_id = ?", [record_id]).iloc[0]
+        case = cases[pair["case_id"]]
+        assert pair["case_id"] == evaluation_ids[case_id]  # the cases config's id
+        assert (pair["scenario"], pair["question"], pair["proposed_assessment"]) == (
+            case["scenario"], case["question"], case["proposed_assessment"])
+        assert [dict(o) for o in pair["options"]] == [dict(o) for o in case["options"]] == [
+            {"id": "A", "text": "Yes"}, {"id": "B", "text": "No"}]
+        assert (pair["original_gold"], pair["edited_gold"]) == ("B", "A")  # No with the original, Yes with the edit
+        assert pair["original_image_sha256"] == edit["source_sha256"] == case["image_sha256"][0]
+        assert pair["edited_image_sha256"] == edit["output_sha256"]
+        assert (pair["decisive_cue"], pair["instruction"]) == (edit["decisive_cue"], edit["instruction"])
+        assert (pair["edit_provider"], pair["edit_model"]) == ("supplied", "file")
+    # Image bytes follow the original's licence: ctx-s01 (allowed) ships both, ctx-s03 (unknown) neither.
+    loaded = {r["id"]: r for r in built.loaded.configs["counterfactual_pairs"]["eval"]}
+    assert all(isinstance(loaded[built.pairs["ctx-s01"]][c], Image.Image) for c in ("original_image", "edited_image"))
+    assert all(loaded[built.pairs["ctx-s03"]][c] is None for c in ("original_image", "edited_image"))
+    with (built.folder / "ATTRIBUTION.csv").open(encoding="utf-8", newline="") as stream:
+        attribution = {row["image_sha256"]: row for row in csv.DictReader(stream)}
+    for case_id, shipped in (("ctx-s01", "true"), ("ctx-s03", "false")):
+        pair = pairs[pairs["id"] == built.pairs[case_id]].iloc[0]
+        original, edited = attribution[pair["original_image_sha256"]], attribution[pair["edited_image_sha256"]]
+        assert edited["bytes_included"] == original["bytes_included"] == shipped
+        assert {k: edited[k] for k in ("source_url", "creator", "license", "redistribution")} == {
+            k: original[k] for k in ("source_url", "creator", "license", "redistribution")}
+
+
+def test_left_out_pairs_are_counted_and_every_pair_has_its_provenance(built: Built):
+    assert built.with_edits["left_out:counterfactual_pairs:no_option_for_intended_label"] == 1
+    assert built.with_edits["rows:counterfactual_pairs/eval"] == 2
+    card = (built.folder / "README.md").read_text(encoding="utf-8")
+    assert "| left out of counterfactual_pairs | no_option_for_intended_label | 1 |" in card
+    assert "config_name: counterfactual_pairs" in card and "## Counterfactual pairs" in card
+    provenance = pq.read_table(built.folder / "provenance.parquet").to_pandas()
+    for record_id in built.pairs.values():
+        mine = provenance[(provenance["config"] == "counterfactual_pairs") & (provenance["row_id"] == record_id)]
+        steps = set(zip(mine["depth"], mine["derived_as"].fillna("released"), mine["entity_kind"]))
+        # the edit; the case image it edits, the case, the supplied file; the case's own file beyond
+        assert {(0, "released", "counterfactual_edit"), (1, "edit_of_case", "context_case"),
+                (1, "read_from", "file"), (2, "read_from", "case_source")} <= steps
+        assert [kind for _, relation, kind in steps if relation == "counterfactual_of"] == ["pool_item"]
+        assert set(mine.loc[mine["depth"] == 0, "asset_key"]) == {"counterfactual_edits"}

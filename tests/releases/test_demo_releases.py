@@ -62,3 +62,9 @@ def test_the_aeseval_benchmark_is_not_empty_and_training_splits_are_guarded(demo
     assert rows.get("questions/benchmark", 0) > 0 and rows.get("questions/train", 0) > 0
     card = (root / "data" / "releases" / "critique_canvas" / "README.md").read_text()
     assert "## Held out for other benchmarks" in card
+
+
+def test_the_context_canvas_release_carries_the_samples_counterfactual_pairs(demos):
+    root, _ = demos[0]
+    rows = _manifest(root, "context_canvas")["rows"]
+    assert rows["counterfactual_pairs/eval"] == 2 and rows["cases/eval"] == 6  # ctx-s01 and ctx-s03, both approved

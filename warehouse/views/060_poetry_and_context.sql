@@ -122,8 +122,9 @@ FROM context_case c LEFT JOIN context_retention r USING (case_id);
 
 -- context_canvas_eval_records: what a model is given for each retained case and nothing more: the image(s),
 -- the contact sheet for models that take one image, the scenario, any proposed assessment to evaluate, the
--- question and options. No gold label,
--- rationale, provenance or probe output.
+-- question and options, and the descriptions that stand in for the image under the description conditions
+-- (neutral: the visible content; evidence: the same with the decisive cue named; null where the case has none).
+-- No gold label, rationale, provenance or probe output.
 CREATE OR REPLACE VIEW context_canvas_eval_records AS
 SELECT c.evaluation_id AS id,
        (SELECT list(local_path(i.image_uri) ORDER BY i.position) FROM context_case_image i WHERE i.case_id = c.case_id) AS images,
@@ -132,7 +133,9 @@ SELECT c.evaluation_id AS id,
        json_extract_string(c.record, '$.proposed_assessment') AS proposed_assessment,
        json_extract_string(c.record, '$.question') AS question,
        (SELECT list({'id': json_extract_string(o, '$.option_id'), 'text': json_extract_string(o, '$.text')})
-        FROM (SELECT unnest(json_extract(c.record, '$.options[*]')) AS o)) AS options
+        FROM (SELECT unnest(json_extract(c.record, '$.options[*]')) AS o)) AS options,
+       json_extract_string(c.record, '$.neutral_description') AS neutral_description,
+       json_extract_string(c.record, '$.evidence_description') AS evidence_description
 FROM context_case c
 JOIN context_retention r USING (case_id)
 LEFT JOIN (SELECT case_id, local_path(uri) AS contact_sheet FROM context_contact_sheet) s USING (case_id)
@@ -151,3 +154,10 @@ SELECT c.evaluation_id AS id, c.case_id, c.gold,
 FROM context_case c
 JOIN context_retention r USING (case_id)
 WHERE r.status = 'retained';
+
+-- context_case_images: every stored case's images, whatever its review status, with the case's entity: what another
+-- pipeline that starts from a case image reads (counterfactual edits of a case's decisive cue). pool_item_id is the
+-- pool item with the image's bytes, when the pool holds one.
+CREATE OR REPLACE VIEW context_case_images AS
+SELECT c.case_id, c.entity_id AS case_entity_id, i.position, i.image_sha256, i.image_uri, i.pool_item_id
+FROM context_case c JOIN context_case_image i USING (case_id);

@@ -18,6 +18,8 @@ Files (the format follows the suffix; both are read as a stream, a record at a t
      "images": ["../images/a.png"],              # or one string; a path relative to the case file, or "pool:<id>"
      "scenario": "...", "question": "...",
      "proposed_assessment": "..." | null,        # optional: a curator's/designer's claim the model must judge
+     "neutral_description": "..." | null,        # optional: the visible content, free of identities and verdicts
+     "evidence_description": "..." | null,       # optional: the same with the decisive visible cue made explicit
      "options": [{"option_id": "A", "text": "Yes"}, {"option_id": "B", "text": "No"}],   # or {"A": "Yes", ...}
      "gold": "B", "gold_text": "No",             # gold_text optional; when given it must be the gold option's text
      "rationale": "...", "source_basis": "...",
@@ -29,8 +31,12 @@ Files (the format follows the suffix; both are read as a stream, a record at a t
 ``question``, ``options`` (``A=Yes|B=No``), ``gold``, ``rationale``, ``source_basis``, and the rights columns
 ``title``, ``creator``, ``provider``, ``url``, ``license_note``, ``redistribution``, each ``;``-separated with one
 part per image (an empty ``creator`` cell means every creator is unknown); optional ``gold_text``,
-``proposed_assessment``, ``probe_model``, ``probe_answer``, ``probe_note``. Texts holding ``;`` or ``|`` need
-the JSON form.
+``proposed_assessment``, ``neutral_description``, ``evidence_description``, ``probe_model``, ``probe_answer``,
+``probe_note``. Texts holding ``;`` or ``|`` need the JSON form (the description cells excepted: they are not split).
+
+The two descriptions stand in for the image in the paper's description conditions (Table S9): ``neutral`` says what
+is visible without naming who made it or judging it, ``evidence`` says the same with the decisive visible cue made
+explicit. Both are optional, and at most ``MAX_DESCRIPTION_CHARS`` characters.
 
 Locators name records the way a person finds them: ``cases.csv#line=4`` is the line the row starts on (header =
 line 1), ``cases.json#record=2`` the 0-based index in the list (``jq '.[2]'`` or ``jq '.cases[2]'``). Every CSV
@@ -72,8 +78,10 @@ REQUIRED_RIGHTS = ("title", "provider", "url", "license_note")
 
 CSV_REQUIRED = ("case_id", "images", "scenario", "question", "options", "gold", "rationale", "source_basis",
                 *RIGHTS_FIELDS)
-CSV_OPTIONAL = ("gold_text", "proposed_assessment", "probe_model", "probe_answer", "probe_note")
-CSV_COLUMNS = CSV_REQUIRED[:8] + ("gold_text", "proposed_assessment") + RIGHTS_FIELDS + CSV_OPTIONAL[2:]
+DESCRIPTION_FIELDS = ("neutral_description", "evidence_description")
+MAX_DESCRIPTION_CHARS = 4000  # a paragraph or two; longer is a pasted document, not a description of one picture
+CSV_OPTIONAL = ("gold_text", "proposed_assessment", *DESCRIPTION_FIELDS, "probe_model", "probe_answer", "probe_note")
+CSV_COLUMNS = CSV_REQUIRED[:8] + ("gold_text", "proposed_assessment", *DESCRIPTION_FIELDS) + RIGHTS_FIELDS + CSV_OPTIONAL[4:]
 LIST_SEPARATOR, OPTION_SEPARATOR = ";", "|"
 
 # reason codes of a rejected record (the first problem found names the rejection; every problem is in the message)
@@ -81,6 +89,7 @@ REASON_CODES = (
     "not_an_object",         # a JSON record that is not an object
     "missing_field",         # a required field is absent or empty
     "bad_field",             # a field of the wrong type (a number where text belongs, ...)
+    "field_too_long",        # a description over MAX_DESCRIPTION_CHARS characters
     "bad_case_id",           # case_id outside [A-Za-z0-9._-]+
     "duplicate_case_id",     # a case_id already read from this file (the first one is kept)
     "bad_image_ref",         # an absolute path, a backslash path, an empty or malformed pool reference
@@ -167,6 +176,8 @@ class ContextCase:
     probe: Probe | None
     proposed_assessment: str | None
     locator: str                     # where the record was read ("cases.csv#row=4"); not part of the content
+    neutral_description: str | None = None   # the visible content, free of identities and verdicts
+    evidence_description: str | None = None  # the same, the decisive visible cue named
 
     @property
     def option_ids(self) -> tuple[str, ...]:
@@ -208,6 +219,8 @@ class ContextCase:
             "source_basis": self.source_basis,
             "rights": [rights.to_dict() for rights in self.rights],
             "probe": self.probe.to_dict() if self.probe else None,
+            # Only when given: a case without descriptions keeps the content, so the key, it had before they existed.
+            **{name: getattr(self, name) for name in DESCRIPTION_FIELDS if getattr(self, name) is not None},
         }
 
     @cached_property
@@ -341,6 +354,14 @@ def _text(raw: Mapping[str, Any], key: str, problems: _Problems, *, required: bo
         problems.add("bad_field", f"{where}{key} must be text, not {type(value).__name__}")
         return ""
     return value.strip()
+
+
+def _description(raw: Mapping[str, Any], key: str, problems: _Problems) -> str | None:
+    """An optional description: text, trimmed, at most ``MAX_DESCRIPTION_CHARS`` characters; None when absent."""
+    text = _text(raw, key, problems, required=False)
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        problems.add("field_too_long", f"{key} has {len(text)} characters; at most {MAX_DESCRIPTION_CHARS}")
+    return text or None
 
 
 def _options(raw: Any, problems: _Problems) -> list[CaseOption]:
@@ -478,6 +499,7 @@ def validate_case(raw: Any, locator: str, reported: Collection[str] = ()) -> Con
     scenario = _text(raw, "scenario", problems)
     question = _text(raw, "question", problems)
     proposed = _text(raw, "proposed_assessment", problems, required=False) or None
+    descriptions = {name: _description(raw, name, problems) for name in DESCRIPTION_FIELDS}
     options = [] if "options" in reported and not raw.get("options") else _options(raw.get("options"), problems)
     option_ids = [option.option_id for option in options]
     gold_raw = _text(raw, "gold", problems)
@@ -499,7 +521,7 @@ def validate_case(raw: Any, locator: str, reported: Collection[str] = ()) -> Con
         return CaseRejection(locator, readable_id, problems.found[0][0], tuple(problems.found))
     assert gold is not None
     return ContextCase(case_id, tuple(images), scenario, question, tuple(options), gold, gold_text, rationale,
-                       source_basis, tuple(rights), probe, proposed, locator)
+                       source_basis, tuple(rights), probe, proposed, locator, **descriptions)
 
 
 # --- CSV -------------------------------------------------------------------------------------------------------
@@ -538,6 +560,7 @@ def _csv_record(cells: Mapping[str, str]) -> tuple[dict[str, Any], list[tuple[st
     record = {
         "case_id": cells["case_id"], "images": images, "scenario": cells["scenario"], "question": cells["question"],
         "proposed_assessment": cells.get("proposed_assessment", ""), "options": options,
+        **{name: cells.get(name, "") for name in DESCRIPTION_FIELDS},
         "gold": cells["gold"], "gold_text": cells.get("gold_text", ""), "rationale": cells["rationale"],
         "source_basis": cells["source_basis"], "rights": rights, "probe": probe,
     }
@@ -764,6 +787,7 @@ def cases_csv_text(cases: Sequence[ContextCase]) -> str:
             "case_id": case.case_id, "images": LIST_SEPARATOR.join(case.images), "scenario": case.scenario,
             "question": case.question, "options": OPTION_SEPARATOR.join(f"{o.option_id}={o.text}" for o in case.options),
             "gold": case.gold, "gold_text": case.gold_text, "proposed_assessment": case.proposed_assessment or "",
+            **{name: getattr(case, name) or "" for name in DESCRIPTION_FIELDS},
             "rationale": case.rationale, "source_basis": case.source_basis,
             "probe_model": case.probe.model if case.probe else "", "probe_answer": case.probe.answer if case.probe else "",
             "probe_note": case.probe.note if case.probe else "",

@@ -9,6 +9,12 @@ every edit by hand, regenerating the failures). The edited image is a *synthetic
 revises the source's own label and never joins an accuracy split, so every record says so (``synthetic``,
 ``kind``) and ``guard_natural`` stops one from slipping into an export of natural images.
 
+The source is a pool item (``source_id`` = its id), or one image of a ContextCanvas case (``source_id`` = the
+case's id, ``#<position>`` for another image than the first of a multi-image case), since the paper's pairs are
+ContextCanvas cases whose scenario stays while the cue changes. An edit may also be made elsewhere (by hand, or by
+a model run outside aesforge) and supplied as a file (``edited_image``); it is then recorded with provider
+``supplied`` and model ``file`` and checked by hand like any other.
+
 Specs and manual-check decisions come from CSV sheets written by people, read row by row (``sheet_rows``): each
 row is one input with its own outcome, named by its line (the header is line 1), so one bad row never costs the
 others. Nothing here calls a model or touches the warehouse.
@@ -38,6 +44,10 @@ TRANSITIONS: Mapping[str, frozenset[str]] = {
 }
 PROMPT_VERSION = "cf-edit-v1"
 SPEC_COLUMNS = ("source_id", "decisive_cue", "instruction", "original_label", "intended_label")
+EDITED_IMAGE = "edited_image"  # the optional spec column: a file holding an edit made elsewhere
+SUPPLIED_PROVIDER, SUPPLIED_MODEL = "supplied", "file"  # how a supplied edit is recorded
+# A case reference: the ContextCanvas case id alphabet, then an optional 0-based image position.
+CASE_REF = re.compile(r"([A-Za-z0-9._-]+)(?:#([0-9]+))?")
 MAX_CUE_CHARS = 300
 MAX_INSTRUCTION_CHARS = 4000
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -84,12 +94,52 @@ def _canonical_label(value: str, labels: tuple[str, ...]) -> str | None:
     return by_lower.get(_clean(value).lower())
 
 
+@dataclass(frozen=True)
+class SourceRef:
+    """What a spec's ``source_id`` names: a pool item (an id with a ``:``, ``pool_item:...``), or image
+    ``position`` (0-based) of the ContextCanvas case ``case_id`` (``<case_id>`` or ``<case_id>#<position>``)."""
+
+    pool_item_id: str | None = None
+    case_id: str | None = None
+    position: int = 0
+
+    @property
+    def source_id(self) -> str:
+        """The one spelling of the reference: ``#0`` is the default and left out, so both name one edit."""
+        if self.case_id is None:
+            return self.pool_item_id or ""
+        return self.case_id if self.position == 0 else f"{self.case_id}#{self.position}"
+
+
+def _source_problem(source_id: str) -> str | None:
+    if ":" in source_id or CASE_REF.fullmatch(source_id):
+        return None
+    return (f"{source_id!r} is neither a pool item id (pool_item:...) nor a case id ([A-Za-z0-9._-]+) with an "
+            "optional #<image position>")
+
+
+def source_ref(source_id: str) -> SourceRef:
+    """The source ``source_id`` names; raises SpecError when it names none."""
+    source_id = _clean(source_id)
+    problem = _source_problem(source_id) if source_id else "is empty"
+    if problem:
+        raise SpecError([("source_id", problem)])
+    if ":" in source_id:
+        return SourceRef(pool_item_id=source_id)
+    match = CASE_REF.fullmatch(source_id)
+    assert match is not None
+    return SourceRef(case_id=match.group(1), position=int(match.group(2) or 0))
+
+
 def spec_problems(spec: CounterfactualSpec, labels: Sequence[str] = DEFAULT_LABELS) -> list[tuple[str, str]]:
     """Everything wrong with ``spec`` as ``(field, message)``; empty when it is usable."""
     allowed = _check_labels(labels)
     problems: list[tuple[str, str]] = []
-    if not _clean(spec.source_id):
+    source = _clean(spec.source_id)
+    if not source:
         problems.append(("source_id", "is empty"))
+    elif problem := _source_problem(source):
+        problems.append(("source_id", problem))
     cue, instruction = _clean(spec.decisive_cue), _clean(spec.instruction)
     if not cue:
         problems.append(("decisive_cue", "is empty (name the one visual cue the edit changes)"))
@@ -110,14 +160,14 @@ def spec_problems(spec: CounterfactualSpec, labels: Sequence[str] = DEFAULT_LABE
 
 
 def validate_spec(spec: CounterfactualSpec, labels: Sequence[str] = DEFAULT_LABELS) -> CounterfactualSpec:
-    """``spec`` with whitespace collapsed and labels spelled as in ``labels``; raises SpecError naming every
-    bad field."""
+    """``spec`` with whitespace collapsed, the source spelled one way (``SourceRef.source_id``) and labels spelled
+    as in ``labels``; raises SpecError naming every bad field."""
     problems = spec_problems(spec, labels)
     if problems:
         raise SpecError(problems)
     allowed = _check_labels(labels)
     return CounterfactualSpec(
-        source_id=_clean(spec.source_id),
+        source_id=source_ref(spec.source_id).source_id,
         decisive_cue=_clean(spec.decisive_cue),
         instruction=_clean(spec.instruction),
         original_label=_canonical_label(spec.original_label, allowed) or "",
@@ -174,9 +224,10 @@ class CheckEvent:
 
 @dataclass(frozen=True)
 class CounterfactualRecord:
-    """An edited image as stored: derived from ``source_id`` (image ``source_sha256``), made by ``model`` from
-    ``prompt``; always ``synthetic`` and of kind ``counterfactual_edit`` (neither can be set otherwise). It
-    joins the diagnostic only once ``manual_check`` is ``approved``."""
+    """An edited image as stored: derived from ``source_id`` (image ``source_sha256``; for a case, image
+    ``image_position`` of ``case_id``), made by ``model`` from ``prompt`` (or supplied as ``supplied_file``); always
+    ``synthetic`` and of kind ``counterfactual_edit`` (neither can be set otherwise). It joins the diagnostic only
+    once ``manual_check`` is ``approved``."""
 
     record_id: str
     source_id: str
@@ -197,6 +248,9 @@ class CounterfactualRecord:
     checked_by: str | None = None
     check_note: str | None = None
     history: tuple[CheckEvent, ...] = ()
+    case_id: str | None = None           # the ContextCanvas case whose image was edited (None: a pool item)
+    image_position: int | None = None    # which of the case's images (0-based)
+    supplied_file: str | None = None     # provider ``supplied``: the file the edit was read from, by its name
     synthetic: bool = field(default=True, init=False)
     kind: str = field(default=KIND, init=False)
 
@@ -234,10 +288,13 @@ def edit_record(
     provider_model: str | None = None,
     seed: int | None = None,
     labels: Sequence[str] = DEFAULT_LABELS,
+    supplied_file: str | None = None,
 ) -> CounterfactualRecord:
     """The record of a finished edit, pending its manual check. The spec is validated (SpecError) and the
-    prompt rebuilt from it, so the stored prompt is exactly the one ``edit_prompt`` sends."""
+    prompt rebuilt from it, so the stored prompt is exactly the one ``edit_prompt`` sends (for a supplied edit:
+    what it was asked to change). The case and image it edits follow from the spec's source."""
     spec = validate_spec(spec, labels)
+    source = source_ref(spec.source_id)
     problems = [
         (name, f"{value!r} is not a lower-case hex sha256")
         for name, value in (("source_sha256", source_sha256), ("output_sha256", output_sha256))
@@ -269,6 +326,9 @@ def edit_record(
         seed=seed,
         output_sha256=output_sha256,
         output_mime=output_mime,
+        case_id=source.case_id,
+        image_position=None if source.case_id is None else source.position,
+        supplied_file=supplied_file,
     )
 
 
@@ -426,10 +486,13 @@ def sheet_rows(
 
 
 def spec_rows(path: Path) -> Iterator[SheetRow]:
-    """The rows of a spec sheet (columns ``SPEC_COLUMNS``, others ignored); the same source, cue and instruction
-    twice is ``duplicate_id``."""
+    """The rows of a spec sheet (columns ``SPEC_COLUMNS``, the optional ``edited_image``, others ignored); the same
+    source, cue and instruction twice is ``duplicate_id``."""
     def key(cells: Mapping[str, str]) -> tuple[str, ...] | None:
-        parts = (_clean(cells["source_id"]), _clean(cells["decisive_cue"]).lower(), _clean(cells["instruction"]).lower())
+        source = _clean(cells["source_id"])
+        if source and not _source_problem(source):
+            source = source_ref(source).source_id  # ctx-1 and ctx-1#0 are one source
+        parts = (source, _clean(cells["decisive_cue"]).lower(), _clean(cells["instruction"]).lower())
         return parts if all(parts) else None
 
     return sheet_rows(path, SPEC_COLUMNS, key)
@@ -438,6 +501,38 @@ def spec_rows(path: Path) -> Iterator[SheetRow]:
 def spec_of_row(cells: Mapping[str, str], labels: Sequence[str] = DEFAULT_LABELS) -> CounterfactualSpec:
     """The validated spec of one sheet row; raises SpecError naming every bad field."""
     return validate_spec(CounterfactualSpec(*(cells[column] for column in SPEC_COLUMNS)), labels)
+
+
+@dataclass(frozen=True)
+class PlannedEdit:
+    """One usable spec row: the spec, the image it edits, and the file holding the edit when it was made elsewhere
+    (``edited_image``, relative to the sheet's folder; None: the configured edit model makes it)."""
+
+    spec: CounterfactualSpec
+    source: SourceRef
+    edited_image: str | None
+
+
+def _path_problem(path: str) -> str | None:
+    if "\\" in path:
+        return f"{path!r} uses backslashes; write it with /"
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path) or "://" in path:
+        return f"{path!r} is absolute or a URL; give a path relative to the spec sheet's folder"
+    return None
+
+
+def planned_edit(cells: Mapping[str, str], labels: Sequence[str] = DEFAULT_LABELS) -> PlannedEdit:
+    """The validated plan of one sheet row (an ``edited_image`` cell is optional); raises SpecError naming every
+    bad field."""
+    spec = CounterfactualSpec(*(cells[column] for column in SPEC_COLUMNS))
+    edited = (cells.get(EDITED_IMAGE) or "").strip() or None
+    problems = spec_problems(spec, labels)
+    if edited is not None and (problem := _path_problem(edited)):
+        problems.append((EDITED_IMAGE, problem))
+    if problems:
+        raise SpecError(problems)
+    spec = validate_spec(spec, labels)
+    return PlannedEdit(spec, source_ref(spec.source_id), edited)
 
 
 @dataclass(frozen=True)

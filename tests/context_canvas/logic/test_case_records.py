@@ -245,6 +245,38 @@ def test_csv_round_trip_through_cases_csv_text(tmp_path):
         cases_csv_text([_one(_mutated(rights=[dict(RIGHTS, title="A; B")]))])
 
 
+def test_neutral_and_evidence_descriptions_are_optional_trimmed_text(tmp_path):
+    described = _one(_mutated(neutral_description="  A harbour at dusk, boats moored.  ",
+                              evidence_description="A harbour at dusk; the sea is whipped into white crests."))
+    assert isinstance(described, ContextCase), described
+    assert described.neutral_description == "A harbour at dusk, boats moored."
+    assert described.evidence_description == "A harbour at dusk; the sea is whipped into white crests."
+    # stored with the case, but never part of what the evaluation id hashes (the default model input)
+    assert described.content()["neutral_description"] == "A harbour at dusk, boats moored."
+    assert described.evaluation_id == _one(CASE).evaluation_id and described.case_key != _one(CASE).case_key
+    # a case without them is valid and keeps the content (so the key) it had before descriptions existed
+    plain = _one(_mutated(neutral_description="   ", evidence_description=None))
+    assert plain.neutral_description is None and plain.evidence_description is None
+    assert "neutral_description" not in plain.content() and plain.case_key == _one(CASE).case_key
+    # the CSV form carries them as plain cells (a ';' or '|' is fine there: the cells are not split)
+    with_marks = _one(_mutated(case_id="ctx-002", neutral_description="Boats; a pier | a lamp."))
+    plain = _one(_mutated(case_id="ctx-003"))
+    path = tmp_path / "cases.csv"
+    path.write_text(cases_csv_text([described, with_marks, plain]), encoding="utf-8")
+    assert [c.content() for c in read_cases(path)] == [c.content() for c in (described, with_marks, plain)]
+
+
+@pytest.mark.parametrize("changes, code, text", [
+    ({"neutral_description": 7}, "bad_field", "neutral_description must be text, not int"),
+    ({"evidence_description": "x" * 4001}, "field_too_long", "evidence_description has 4001 characters; at most 4000"),
+])
+def test_bad_descriptions_are_the_records_rejection(changes, code, text):
+    result = _one(_mutated(**changes))
+    assert isinstance(result, CaseRejection) and result.reason_code == code and code in REASON_CODES
+    assert text in result.detail
+    assert isinstance(_one(_mutated(evidence_description="x" * 4000)), ContextCase)
+
+
 def test_ids_model_input_and_answer_key():
     case = _one(CASE)
     assert case.evaluation_id.startswith("ctx-") and len(case.evaluation_id) == 24

@@ -16,6 +16,7 @@ from assets.counterfactual.logic.edit_pairs import (
     CounterfactualRecord,
     CounterfactualSpec,
     ExportMixError,
+    SourceRef,
     SpecError,
     counterfactual_id,
     directional_update,
@@ -23,10 +24,12 @@ from assets.counterfactual.logic.edit_pairs import (
     edit_record,
     guard_natural,
     pair_figures,
+    planned_edit,
     check_decision,
     check_rows,
     spec_of_row,
     spec_problems,
+    source_ref,
     spec_rows,
     transition,
     validate_spec,
@@ -302,6 +305,58 @@ def test_spec_sheet_header_problems_are_the_whole_files(tmp_path):
     [empty] = spec_rows(_sheet(tmp_path, "", name="empty.csv"))
     assert empty.file_level and empty.problem[0] == "empty_file"
     assert list(spec_rows(_sheet(tmp_path, HEADER + "\n", name="header.csv"))) == []
+
+
+def test_a_source_is_a_pool_item_or_one_image_of_a_case():
+    assert source_ref(" pool_item:9f3a ") == SourceRef(pool_item_id="pool_item:9f3a")
+    assert source_ref("ctx-s04#1") == SourceRef(case_id="ctx-s04", position=1)
+    assert source_ref("ctx-s01") == source_ref("ctx-s01#0") == source_ref("ctx-s01#00") == SourceRef(case_id="ctx-s01")
+    # one spelling each, so the same image is one source in ids and duplicate checks
+    assert [source_ref(s).source_id for s in ("ctx-s01#0", "ctx-s04#01", "pool_item:9f3a")] == [
+        "ctx-s01", "ctx-s04#1", "pool_item:9f3a"]
+    assert validate_spec(CounterfactualSpec("ctx-s01#0", "cue", "do it", "No", "Yes")).source_id == "ctx-s01"
+    for bad in ("ctx s01", "ctx-s01#x", "ctx-s01#-1", "#2"):
+        with pytest.raises(SpecError, match="neither a pool item id"):
+            source_ref(bad)
+        assert [name for name, _ in spec_problems(CounterfactualSpec(bad, "cue", "do it", "No", "Yes"))] == ["source_id"]
+
+
+def test_a_spec_row_may_name_an_edit_made_elsewhere():
+    cells = {"source_id": "ctx-s04#1", "decisive_cue": "the meadow", "instruction": "make it snow", "original_label": "no",
+             "intended_label": "yes"}
+    plan = planned_edit(cells)
+    assert plan.spec == CounterfactualSpec("ctx-s04#1", "the meadow", "make it snow", "No", "Yes")
+    assert plan.source == SourceRef(case_id="ctx-s04", position=1) and plan.edited_image is None
+    assert planned_edit({**cells, "edited_image": ""}).edited_image is None
+    assert planned_edit({**cells, "edited_image": "../edits/s04 snow.png"}).edited_image == "../edits/s04 snow.png"
+    for bad, text in (("/srv/edits/a.png", "is absolute or a URL"), ("C:/edits/a.png", "is absolute or a URL"),
+                      ("https://example.org/a.png", "is absolute or a URL"), ("edits\\a.png", "uses backslashes")):
+        with pytest.raises(SpecError) as caught:
+            planned_edit({**cells, "edited_image": bad, "intended_label": "No"})
+        # every bad field at once: the label and the path
+        assert [name for name, _ in caught.value.problems] == ["intended_label", "edited_image"]
+        assert text in str(caught.value)
+
+
+def test_the_record_of_a_case_edit_says_which_case_image_and_which_supplied_file():
+    spec = CounterfactualSpec("ctx-s04#1", "the meadow", "make it snow", "No", "Yes")
+    record = edit_record(spec, source_sha256=SOURCE_SHA, output_sha256=OUTPUT_SHA, output_mime="image/jpeg",
+                         provider="supplied", model="file", supplied_file="data/edits/s04.jpg")
+    assert (record.case_id, record.image_position, record.supplied_file) == ("ctx-s04", 1, "data/edits/s04.jpg")
+    assert record.record_id == counterfactual_id(SOURCE_SHA, spec, "file", OUTPUT_SHA)
+    row = record.as_row()
+    assert (row["case_id"], row["image_position"], row["supplied_file"]) == ("ctx-s04", 1, "data/edits/s04.jpg")
+    pool = edit_record(CounterfactualSpec("pool_item:9f3a", "cue", "do it", "No", "Yes"), source_sha256=SOURCE_SHA,
+                       output_sha256=OUTPUT_SHA, output_mime="image/png", provider="openai", model="m")
+    assert (pool.case_id, pool.image_position, pool.supplied_file) == (None, None, None)
+
+
+def test_one_case_image_spelt_two_ways_is_one_spec(tmp_path):
+    path = _sheet(tmp_path, HEADER + "\nctx-1,the letter,swap it,No,Yes\nctx-1#0,The letter,Swap it,No,Yes\n"
+                                     "ctx-1#1,the letter,swap it,No,Yes\n")
+    got = _outcomes(spec_rows(path), lambda row: spec_of_row(row.cells))
+    assert got[3] == ("duplicate_id", "line 3: repeats line 2; the first wins", False)
+    assert got[4].source_id == "ctx-1#1"
 
 
 # --- the check sheet ------------------------------------------------------------------------------------
