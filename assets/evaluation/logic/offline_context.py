@@ -3,9 +3,9 @@ tests evaluate a "model" whose answers follow from its input, with no key and no
 model of cultural or narrative meaning, and it says so in every reason.
 
 What it does: the scenario's wording names visual qualities the use asks for or rules out (dark or bright, cool or
-warm, muted or vivid, calm or dramatic, plain or busy). The visual's qualities come from the image's measurements
-(``assets/core/logic/image_measures.py``) when an image is shown, from the words of the description when a
-description stands in for it, and from nothing under text only. A Yes/No case is answered No when a quality the
+warm, muted or vivid, calm or dramatic, untouched or built-up). The visual's qualities come from the image's
+measurements (``assets/core/logic/image_measures.py``) when an image is shown (built-up is not measured), from the
+words of the description when a description stands in for it, and from nothing under text only. A Yes/No case is answered No when a quality the
 scenario asks for is contradicted by the visual, Yes otherwise; a case with other options, or with nothing to look
 at, gets the text-only shortcut guess (``context_canvas.logic.shortcuts.text_only_guess``: wording overlap).
 """
@@ -23,7 +23,7 @@ from assets.context_canvas.logic.case_records import CaseOption
 from assets.context_canvas.logic.shortcuts import text_only_guess
 from assets.core.logic.image_measures import ImageMeasures, measure
 
-OFFLINE_CONTEXT_VERSION = "offline-context-judge-v1"
+OFFLINE_CONTEXT_VERSION = "offline-context-judge-v2"
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,19 @@ QUALITIES = (
             frozenset({"vivid", "saturated", "colourful", "colorful", "bold", "loud", "neon"})),
     Quality("contrast", frozenset({"calm", "gentle", "low-contrast", "quiet", "restful", "serene"}),
             frozenset({"dramatic", "high-contrast", "striking", "harsh", "intense"})),
+    Quality("development", frozenset({"unspoiled", "untouched", "wild", "wilderness", "natural"}),
+            frozenset({"town", "towns", "city", "buildings", "houses", "towers", "roads", "streets"})),
 )
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)?")
-_NEGATION = re.compile(r"\b(?:no|not|nothing|never|without|avoid|avoids)\b[^.;,]*$")
+_NEGATION = re.compile(r"\b(?:no|not|nothing|never|without|avoid|avoids|far\s+from)\b[^.;:]*$")
 _WARM_HUES = frozenset({"red", "orange", "yellow", "brown", "pink", "magenta"})
 
 
-def _wanted(scenario: str) -> dict[str, str]:
-    """Per quality, the pole the scenario asks for ("nothing dramatic" asks for the calm pole)."""
+def _poles(text: str) -> dict[str, str]:
+    """Per quality, the pole the text names first, a negated word naming the other pole: a scenario's "nothing
+    dramatic" asks for the calm pole, a description's "no houses or towers" shows the unbuilt one."""
     wanted: dict[str, str] = {}
-    text = scenario.casefold()
+    text = text.casefold()
     for match in _WORD.finditer(text):
         word, negated = match.group(0), bool(_NEGATION.search(text[max(0, match.start() - 40):match.start()]))
         for quality in QUALITIES:
@@ -61,17 +64,6 @@ def _wanted(scenario: str) -> dict[str, str]:
                 if word in words:
                     wanted.setdefault(quality.name, other if negated else pole)
     return wanted
-
-
-def _described(description: str) -> dict[str, str]:
-    """The qualities a description states (its words, no negation handling: descriptions state what is seen)."""
-    words = set(_WORD.findall(description.casefold()))
-    found: dict[str, str] = {}
-    for quality in QUALITIES:
-        low, high = bool(words & quality.low), bool(words & quality.high)
-        if low != high:
-            found[quality.name] = "low" if low else "high"
-    return found
 
 
 def _measured(m: ImageMeasures) -> dict[str, str]:
@@ -107,10 +99,10 @@ def offline_context_answer(scenario: str, question: str, options: Sequence[CaseO
             opened.load()
             seen, source = _measured(measure(opened)), "the image's measurements"
     elif description:
-        seen, source = _described(description), "the description"
+        seen, source = _poles(description), "the description"
     else:
         seen, source = {}, "nothing visual"
-    wanted = _wanted(scenario)
+    wanted = _poles(scenario)
     judged = sorted(name for name in wanted if name in seen)
     if yes_no is None or not judged:
         guess = text_only_guess(scenario, question, options)

@@ -88,3 +88,10 @@ def test_the_offline_context_judge_answers_from_the_pixels_it_is_shown():
 def test_without_anything_visual_the_offline_judge_falls_back_to_the_wording_and_says_so():
     answer = offline_context_answer("A poster for a dark-sky campaign.", "Suitable?", OPTIONS, None, None)
     assert answer["answer"] in ("A", "B") and answer["confidence"] == "low" and "nothing visual" in answer["reason"]
+
+
+def test_a_description_that_rules_a_quality_out_is_read_as_the_other_pole():
+    scenario = "A walking brochure wants open country far from towns, with no buildings."
+    clean = offline_context_answer(scenario, "Suitable?", OPTIONS, None, "Hills and water; no houses, towers or roads.")
+    built = offline_context_answer(scenario, "Suitable?", OPTIONS, None, "Hills, and a cluster of towers in the centre.")
+    assert (clean["answer"], built["answer"]) == ("A", "B")
