@@ -1,15 +1,5 @@
-"""`aesforge`: run the pipeline headlessly against a config file, query the warehouse, make the sample.
-
-    aesforge sample [--out data/sample]
-    aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
-    aesforge sql [--config FILE] "SELECT ..."
-    aesforge provenance [--config FILE] ITEM_ID
-    aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
-    aesforge release NAME [--config FILE] [--out DIR]
-    aesforge score --benchmark NAME --predictions FILE [--config FILE]
-    aesforge evaluate --benchmark NAME --model ROLE_OR_BASELINE [--condition NAME] [--config FILE]
-    aesforge demo
-"""
+"""The commands of ``aesforge`` (the command line is read in ``pipelines/command.py``): run the pipeline headlessly
+against a config file, query the warehouse, write releases, evaluate benchmarks, make the sample and the demo."""
 
 from __future__ import annotations
 
@@ -26,6 +16,12 @@ from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_confi
 from warehouse.db import Warehouse, WarehouseDamaged, WarehouseUnavailable, storage_failure
 
 JOB_NAME = "full_rebuild_job"
+INSTANCE_SETTINGS = """\
+# Written by aesforge for the instance it keeps beside the warehouse (edit freely; aesforge never overwrites it).
+# No usage statistics leave this machine; runs, events and schedules stay in the default SQLite storage here.
+telemetry:
+  enabled: false
+"""
 
 
 def full_rebuild_job_target():
@@ -49,23 +45,28 @@ def _instance(warehouse_path: str):
         home = Path(warehouse_path).parent / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home)
+        settings = home / "dagster.yaml"
+        if not settings.exists():  # ours to write; a dagster.yaml someone put there is theirs, left as it is
+            settings.write_text(INSTANCE_SETTINGS)
     return DagsterInstance.get()
 
 
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING",
                  tags: dict[str, str] | None = None) -> int:
-    from dagster import AssetKey, execute_job, reconstructable
+    from dagster import execute_job, reconstructable
 
     from assets.core.step import close_abandoned, run_process_tags
 
     path, config = _use_config(config_file)
     from pipelines.definitions import defs  # after _use_config: the code location loads the same file
 
-    known = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
-    unknown = sorted(set(select or []) - known)
+    graph = defs.resolve_asset_graph()
+    known = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    unknown = sorted({clause.strip("+*") for clause in select or []} - known)
     if unknown:
         print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
+    selected = _selected(graph, select) if select else None
     run_config = {
         "execution": {"config": {executor: {}}},
         "loggers": {"console": {"config": {"log_level": log_level}}},
@@ -77,11 +78,13 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             wh = _warehouse(config)
             wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
             close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
+            for line in _unbuilt_upstream(graph, selected, instance) if selected else ():
+                print(f"warning: {line}", file=sys.stderr)
             result = execute_job(
                 reconstructable(full_rebuild_job_target),
                 instance=instance,
                 run_config=run_config,
-                asset_selection=[AssetKey(name) for name in select] if select else None,
+                asset_selection=sorted(selected) if selected else None,
                 raise_on_error=False,
                 tags={**run_process_tags(), **(tags or {})},
             )
@@ -102,6 +105,30 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             print(f"  {step}: {_root_message(error)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _selected(graph, select: list[str]) -> set:
+    """The asset keys ``select`` names, in Dagster's selection syntax: ``name``, ``+name`` (with its parents),
+    ``++name`` / ``*name`` (two levels / all upstream), ``name+`` / ``name*`` (downstream)."""
+    from dagster import AssetSelection
+
+    keys: set = set()
+    for clause in select:
+        keys |= AssetSelection.from_string(clause).resolve(graph)
+    return keys
+
+
+def _unbuilt_upstream(graph, selected: set, instance) -> list[str]:
+    """Each asset of the selection whose upstream asset, left out of it, has never been materialized in this
+    instance: the run would read nothing from it (an empty export), so say so and how to pull it in."""
+    lines = []
+    for key in sorted(selected):
+        missing = sorted(parent.to_user_string() for parent in graph.get(key).parent_keys
+                         if parent not in selected and instance.get_latest_materialization_event(parent) is None)
+        if missing:
+            lines.append(f"{key.to_user_string()} reads {', '.join(missing)}, never materialized here: its output"
+                         f" will be empty; select +{key.to_user_string()} to build it too")
+    return lines
 
 
 def _table(wh, title: str, sql: str) -> None:
@@ -333,49 +360,15 @@ def demo() -> int:
     return code
 
 
-BENCHMARK_HELP = "photocritique, critique_canvas, context_canvas, counterfactual, aeseval or poem_benchmark"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="aesforge", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    sample = commands.add_parser("sample", help="generate the deterministic sample corpus")
-    sample.add_argument("--out", default="data/sample")
-    run = commands.add_parser("run", help="materialize the pool (or a selection) headlessly")
-    run.add_argument("--config", help="config file (default: $AESFORGE_CONFIG, ./aesforge.yaml, or the sample config)")
-    run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets (e.g. source_records fetched_files)")
-    run.add_argument("--executor", choices=["multiprocess", "in_process"], default="multiprocess")
-    run.add_argument(
-        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="Dagster's console log level"
-    )
-    sql = commands.add_parser("sql", help="run SQL against the warehouse and print the result")
-    sql.add_argument("--config")
-    sql.add_argument("query")
-    provenance = commands.add_parser("provenance", help="where did this item come from")
-    provenance.add_argument("--config")
-    provenance.add_argument("item_id", help="an entity id, e.g. a pool_item_id from the pool_images view")
-    retry = commands.add_parser("retry", help="make records rejected for a reason pending again (gave_up)")
-    retry.add_argument("--config")
-    retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up or internal_error")
-    retry.add_argument("--stage", help="with internal_error: only this stage's quarantined items (rejection.stage)")
-    release = commands.add_parser("release", help="write one dataset's release folder from the warehouse")
-    release.add_argument("name", help="the dataset: photocritique, critique_canvas, context_canvas, aeseval, poem_benchmark")
-    release.add_argument("--config")
-    release.add_argument("--out", help="the release folder (default: <releases.out_dir>/<name>)")
-    release.add_argument("--executor", choices=["multiprocess", "in_process"], default="in_process")
-    score = commands.add_parser("score", help="score a predictions file (JSON lines or Parquet) on a benchmark release")
-    score.add_argument("--benchmark", required=True, help=BENCHMARK_HELP)
-    score.add_argument("--predictions", required=True, help="the predictions file")
-    score.add_argument("--config")
-    evaluate = commands.add_parser("evaluate", help="ask a model for predictions on a benchmark release and score them")
-    evaluate.add_argument("--benchmark", required=True, help=BENCHMARK_HELP)
-    evaluate.add_argument("--model", required=True, help="a role of the models section or a named configuration"
-                          " (models.configs), or a baseline (baseline:title, baseline:instruction, baseline:always_no,"
-                          " baseline:first_option, baseline:calibration_mean)")
-    evaluate.add_argument("--condition", help="the prompt condition (default: the benchmark's primary one)")
-    evaluate.add_argument("--config")
-    commands.add_parser("demo", help="generate the sample and run the whole pool on it")
-    args = parser.parse_args(argv)
+    """The command line (read in ``pipelines.command``, which imports nothing heavy)."""
+    from pipelines.command import main as command_main
+
+    return command_main(argv)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run one parsed command; user errors end with one line on stderr and exit 2."""
     try:
         if args.command == "sample":
             return make_sample(args.out)

@@ -16,6 +16,9 @@ from resources.config_paths import FileOrTag
 if TYPE_CHECKING:
     from resources.clip_embedding import ClipEmbedder
 
+NO_WEIGHTS = ("no CLIP weights are configured: set `pretrained` to an open_clip tag whose weights are in the local"
+              " cache, or to a local checkpoint file")
+
 
 class ClipEmbedderResource(ConfigurableResource):
     """Which CLIP weights embed images for near-duplicate search, and how to run them."""
@@ -39,6 +42,13 @@ class ClipEmbedderResource(ConfigurableResource):
     preprocess_threads: Optional[int] = Field(
         default=None, description="Threads resizing/normalising images; unset means min(8, CPU count)."
     )
+
+    def unavailable(self) -> str | None:
+        """Why no embedder can be built, when that is known from the settings alone (no weights configured): the
+        caller then skips importing torch and open_clip, seconds and a gigabyte of memory for nothing."""
+        if self.pretrained is None and not self.allow_random_init:
+            return NO_WEIGHTS
+        return None
 
     def get_embedder(self) -> ClipEmbedder:
         """Load (or reuse) the model; raises ``resources.clip_embedding.ClipUnavailable`` with a reason."""

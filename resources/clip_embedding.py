@@ -29,6 +29,7 @@ from open_clip.constants import HF_WEIGHTS_NAME
 from open_clip.pretrained import _get_safe_alternatives  # the pinned open_clip's own .safetensors preference
 from PIL import Image
 
+from resources.clip_embedder import NO_WEIGHTS
 from warehouse.ids import sha256_file
 
 OPENCLIP_URL_CACHE = Path("~/.cache/clip").expanduser()  # where open_clip keeps URL downloads without cache_dir
@@ -183,10 +184,7 @@ def _resolve_weights(
         )
     if pretrained is None:
         if not allow_random_init:
-            raise ClipUnavailable(
-                "no CLIP weights are configured: set `pretrained` to an open_clip tag whose weights are in "
-                "the local cache, or to a local checkpoint file"
-            )
+            raise ClipUnavailable(NO_WEIGHTS)
         return _Weights()
     tag_cfg = open_clip.get_pretrained_cfg(model_name, pretrained)
     if tag_cfg:

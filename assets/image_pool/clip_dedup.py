@@ -64,13 +64,17 @@ def clip_duplicates(
     wh = warehouse.get_warehouse()
     threshold = pool.dedup.clip_threshold
     with recorded_step(context, wh, {"clip": clip.model_dump(), "threshold": threshold}) as step:
-        from resources.clip_embedding import ClipUnavailable  # torch is imported only by this step
+        reason = clip.unavailable()  # known from the settings: torch is not even imported
+        if reason is None:
+            from resources.clip_embedding import ClipUnavailable  # torch is imported only by this step
 
-        try:
-            embedder = clip.get_embedder()
-        except ClipUnavailable as exc:
-            step.notes.update({"clip_pass": "not run", "reason": str(exc)})
-            context.log.warning(f"CLIP near-duplicate pass did not run: {exc}")
+            try:
+                embedder = clip.get_embedder()
+            except ClipUnavailable as exc:
+                reason = str(exc)
+        if reason is not None:
+            step.notes.update({"clip_pass": "not run", "reason": reason})
+            context.log.warning(f"CLIP near-duplicate pass did not run: {reason}")
             return MaterializeResult(metadata=step.summary())
         scan = f"{CLIP_METHOD}:{embedder.model_key}"
         model = Agent(

@@ -79,3 +79,45 @@ def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_pa
     print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")
     out = capsys.readouterr().out.splitlines()
     assert out[1] == "run none: what each stage did" and out[-1].startswith("query it:")
+
+
+def test_help_answers_without_importing_the_pipeline():
+    """`aesforge --help` reads the command line alone: no Dagster, DuckDB or pandas import (it took seconds)."""
+    code = ("import sys\nfrom pipelines.command import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('dagster', 'duckdb', 'pandas', 'torch') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "aesforge evaluate" in done.stdout and done.stdout.strip().endswith("[]")
+
+
+def test_the_instance_kept_beside_the_warehouse_sends_no_telemetry(tmp_path, monkeypatch):
+    from pipelines.cli import _instance
+
+    monkeypatch.setenv("DAGSTER_HOME", "")  # recorded, so the value _instance sets is undone after the test
+    monkeypatch.delenv("DAGSTER_HOME")
+    with _instance(str(tmp_path / "warehouse.duckdb")) as instance:
+        assert instance.telemetry_enabled is False
+    settings = tmp_path / "dagster_home" / "dagster.yaml"
+    settings.write_text("telemetry:\n  enabled: true\n")  # the user's own choice is kept
+    monkeypatch.delenv("DAGSTER_HOME")
+    with _instance(str(tmp_path / "warehouse.duckdb")):
+        pass
+    assert settings.read_text() == "telemetry:\n  enabled: true\n"
+
+
+def test_an_under_selected_run_warns_and_plus_pulls_the_parents_in(tmp_path):
+    """Selecting an asset whose upstream was never built here says so (its output would be empty); `+name`
+    selects the parents too, in Dagster's selection syntax."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(tmp_path / "cfg", {})
+    alone = _aesforge("run", "--config", str(config), "--select", "context_case_review", "--executor", "in_process",
+                      home=home)
+    assert alone.returncode == 0, alone.stderr
+    assert "warning: context_case_review reads context_cases, never materialized here" in alone.stderr
+    assert "select +context_case_review" in alone.stderr
+    pulled = _aesforge("run", "--config", str(config), "--select", "+context_case_review", "--executor", "in_process",
+                       home=home)
+    assert pulled.returncode == 0, pulled.stderr
+    assert "context_case_review reads" not in pulled.stderr and "context_cases" in pulled.stdout
+    assert "warning: context_cases reads image_pool" in pulled.stderr  # one level up: the pool was never built

@@ -205,3 +205,19 @@ def test_cuda_without_gpu_is_unavailable() -> None:
 def test_non_image_input_is_rejected_with_its_position(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
     with pytest.raises(TypeError, match="image 8 is a ndarray"):
         embedder.embed_images([*scenes.values(), np.zeros((8, 8, 3), np.uint8)])
+
+
+def test_no_configured_weights_are_known_without_importing_torch():
+    """The pool's CLIP step asks the resource first: with no weights configured it says why, and torch (seconds and
+    about a gigabyte to import) is never loaded in that process."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from resources.clip_embedder import ClipEmbedderResource, NO_WEIGHTS\n"
+            "import assets.image_pool.clip_dedup\n"
+            "assert ClipEmbedderResource().unavailable() == NO_WEIGHTS\n"
+            "assert ClipEmbedderResource(allow_random_init=True).unavailable() is None\n"
+            "print('torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
