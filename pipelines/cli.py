@@ -195,6 +195,19 @@ def run_sql(config_file: str | None, sql: str) -> int:
     return 0
 
 
+def show_provenance(config_file: str | None, item: str, as_json: bool) -> int:
+    """Where ``item`` came from, as a tree (or JSON), read through the warehouse's ``provenance`` macro."""
+    from pipelines.provenance_tree import provenance_json, provenance_tree
+
+    _, config = _use_config(config_file)
+    with _warehouse(config).transaction() as con:
+        cursor = con.execute("SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id", [item])
+        names = [d[0] for d in cursor.description]
+        rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    print(provenance_json(item, rows) if as_json else provenance_tree(item, rows))
+    return 0 if rows else 1
+
+
 RETRY_REASONS = ("gave_up", "internal_error")
 """Rejections a user may reset: ``gave_up`` (fetch: transient failures in fetch.max_attempt_runs runs) and
 ``internal_error`` (items the item loop quarantined after an unexpected exception)."""
@@ -385,10 +398,7 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "retry":
             return retry_rejected(args.config, args.reason, args.stage)
         if args.command == "provenance":
-            return run_sql(
-                args.config,
-                f"SELECT * FROM provenance('{args.item_id.replace(chr(39), chr(39) * 2)}') ORDER BY depth DESC, started_at",
-            )
+            return show_provenance(args.config, args.item_id, args.json)
         return demo()
     except ConfigError as exc:
         for line in str(exc).splitlines():  # one line per problem of the file

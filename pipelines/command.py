@@ -3,7 +3,7 @@
     aesforge sample [--out data/sample]
     aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
     aesforge sql [--config FILE] "SELECT ..."
-    aesforge provenance [--config FILE] ITEM_ID
+    aesforge provenance [--config FILE] [--json] ITEM_ID
     aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
     aesforge release NAME [--config FILE] [--out DIR]
     aesforge score --benchmark NAME --predictions FILE [--config FILE]
@@ -41,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
     provenance = commands.add_parser("provenance", help="where did this item come from")
     provenance.add_argument("--config")
     provenance.add_argument("item_id", help="an entity id, e.g. a pool_item_id from the pool_images view")
+    provenance.add_argument("--json", action="store_true", help="every row of the provenance macro as JSON")
     retry = commands.add_parser("retry", help="make records rejected for a reason pending again (gave_up)")
     retry.add_argument("--config")
     retry.add_argument("--reason", required=True, help="the rejection to reset: gave_up or internal_error")
