@@ -5,12 +5,22 @@ Writing outcomes (not data) is the one thing the quality package writes.
 
 from collections.abc import Iterator, Sequence
 
-from dagster import AssetCheckResult, AssetCheckSeverity
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec
 
-from quality.gx_suite import ExpectationOutcome
+from quality.gx_suite import Expectation, ExpectationOutcome
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import canonical_json
 from warehouse.lineage import utcnow
+
+
+CONFIGURED = " (the configured value at run time; the default shown)"
+"""Added to a check description whose numbers come from the config (the definition only knows the defaults)."""
+
+
+def check_specs(expectations: Sequence[Expectation], asset, blocking: bool = True, note: str = "") -> list[AssetCheckSpec]:
+    """One Dagster check per expectation, described by the expectation's own sentence (what the UI shows beside the
+    check); ``note`` adds what the definition cannot know (bounds come from the config at run time)."""
+    return [AssetCheckSpec(x.name, asset=asset, blocking=blocking, description=x.description + note) for x in expectations]
 
 
 def store_and_report(

@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.context_canvas.cases import context_cases
 from assets.context_canvas.review import context_case_review
 from assets.context_canvas.export import context_canvas_export
 from assets.context_canvas.logic.retention import CRITERION_KEYS
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse
 
@@ -93,7 +93,7 @@ def _all_keys(value) -> Iterator[str]:
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=context_cases, blocking=True) for x in CASE_EXPECTATIONS],
+    specs=check_specs(CASE_EXPECTATIONS, context_cases),
     description="Great Expectations suite on the cases: gold among the options, rights for every image.",
 )
 def context_cases_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:
@@ -103,7 +103,7 @@ def context_cases_contract(context: AssetCheckExecutionContext, warehouse: Wareh
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=context_case_review, blocking=True) for x in REVIEW_EXPECTATIONS],
+    specs=check_specs(REVIEW_EXPECTATIONS, context_case_review),
     description="Great Expectations suite on the review: every retained case passed all seven criteria.",
 )
 def context_review_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:
@@ -113,7 +113,7 @@ def context_review_contract(context: AssetCheckExecutionContext, warehouse: Ware
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=context_canvas_export, blocking=True) for x in EXPORT_EXPECTATIONS],
+    specs=check_specs(EXPORT_EXPECTATIONS, context_canvas_export),
     description="Great Expectations suite on the export: model input only in the evaluation file, no probe output anywhere.",
 )
 def context_export_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:

@@ -6,13 +6,13 @@ non-empty questions and answers, and a verifier decision on every pair.
 
 from collections.abc import Iterator
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.critique_canvas.critique_pairs import critique_pairs
 from assets.critique_canvas.splits import critique_splits
 from assets.critique_canvas.logic.answers import DIMENSION_IDS, MAX_DIMENSIONS, N_PAIRS
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 
 # One row per complete group, with the facts every expectation needs.
@@ -50,11 +50,10 @@ def critique_expectations() -> list[Expectation]:
     ]
 
 
-_CHECK_NAMES = [x.name for x in critique_expectations()]
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(name, asset=critique_pairs, blocking=True) for name in _CHECK_NAMES],
+    specs=check_specs(critique_expectations(), critique_pairs),
     description="Great Expectations suite on complete critique groups: six pairs, one improvement pair, allowed"
     " plan dimensions, non-empty text, a verifier decision on every pair.",
 )
@@ -85,7 +84,7 @@ SPLIT_EXPECTATIONS = [
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=critique_splits, blocking=True) for x in SPLIT_EXPECTATIONS],
+    specs=check_specs(SPLIT_EXPECTATIONS, critique_splits),
     description="Great Expectations suite on the split: no duplicate cluster on both sides, every complete group split.",
 )
 def critique_splits_contract(context: AssetCheckExecutionContext, warehouse: WarehouseResource) -> Iterator[AssetCheckResult]:

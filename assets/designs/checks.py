@@ -7,12 +7,12 @@ On the perturbations: a complete log for every perturbed design.
 
 from collections.abc import Iterator
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.designs.perturbation import perturbed_designs
 from assets.designs.questions import design_questions
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 
 # One row per question with the facts the expectations need. Boxes are the choices that are arrays and the
@@ -82,7 +82,7 @@ LOG_EXPECTATIONS = [
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=design_questions, blocking=True) for x in QUESTION_EXPECTATIONS + SPLIT_EXPECTATIONS],
+    specs=check_specs(QUESTION_EXPECTATIONS + SPLIT_EXPECTATIONS, design_questions),
     description="Great Expectations suite on the design questions: boxes inside the canvas, four options with exactly"
     " one correct, None exactly when judged good, no base design across splits.",
 )
@@ -94,7 +94,7 @@ def design_questions_contract(context: AssetCheckExecutionContext, warehouse: Wa
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=perturbed_designs, blocking=True) for x in LOG_EXPECTATIONS],
+    specs=check_specs(LOG_EXPECTATIONS, perturbed_designs),
     description="Great Expectations suite on the perturbation log: one to three operations per perturbed design, each"
     " naming an existing element with its boxes before and after.",
 )

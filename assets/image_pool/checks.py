@@ -8,14 +8,14 @@ critique, context or benchmark stages. Each outcome is also stored in the wareho
 from collections.abc import Iterator
 
 import pandas as pd
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.image_pool.collection import source_records
 from assets.image_pool.logic.sources import DOMAINS, PROVENANCE_FIELDS, REDISTRIBUTION_VALUES
 from assets.image_pool.pool import image_pool
-from assets.image_pool.settings import PoolSettings
+from assets.image_pool.settings import FilterConfig, PoolSettings
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import CONFIGURED, check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 
 
@@ -54,11 +54,14 @@ SOURCE_RECORD_EXPECTATIONS = [
     ),
 ]
 
-_POOL_CHECK_NAMES = [x.name for x in kept_pool_expectations(1, 2)]
+
+
+_FILTERS = FilterConfig.model_fields
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(name, asset=image_pool, blocking=True) for name in _POOL_CHECK_NAMES],
+    specs=check_specs(kept_pool_expectations(_FILTERS["min_side"].default, _FILTERS["max_side"].default), image_pool,
+                      note=CONFIGURED),
     description="Great Expectations suite on the kept pool: ids, provenance fields, domains, sizes, one kept per cluster.",
 )
 def image_pool_contract(
@@ -72,7 +75,7 @@ def image_pool_contract(
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=source_records) for x in SOURCE_RECORD_EXPECTATIONS],
+    specs=check_specs(SOURCE_RECORD_EXPECTATIONS, source_records, blocking=False),
     description="Great Expectations suite on source records: unique ids, creator recorded.",
 )
 def source_records_contract(

@@ -6,12 +6,12 @@ enough, from a post long enough, illustrated by an image that is in the pool.
 
 from collections.abc import Iterator
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.photocritique.references import photocritique_references
 from assets.photocritique.settings import PhotocritiqueSettings
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import CONFIGURED, check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 
 # One row per kept post, with the facts every expectation needs.
@@ -50,11 +50,15 @@ def reference_set_expectations(references: int, min_comment_words: int, min_post
     ]
 
 
-_CHECK_NAMES = [x.name for x in reference_set_expectations(3, 5, 10)]
+
+
+_DEFAULTS = PhotocritiqueSettings.model_fields
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(name, asset=photocritique_references, blocking=True) for name in _CHECK_NAMES],
+    specs=check_specs(reference_set_expectations(*(_DEFAULTS[f].default for f in ("references_per_post",
+                                                                                  "min_comment_words", "min_post_words"))),
+                      photocritique_references, note=CONFIGURED),
     description="Great Expectations suite on the kept posts: three gap-free ranked references, none by the submitter,"
     " word minimums, and a pool image for every post.",
 )

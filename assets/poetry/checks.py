@@ -10,13 +10,13 @@ import json
 from collections.abc import Iterator
 
 import pandas as pd
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, multi_asset_check
 
 from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
 from assets.poetry.scores import poem_scores
 from assets.poetry.survey import recognizability_items
 from quality.gx_suite import Expectation, validate
-from quality.results import store_and_report
+from quality.results import check_specs, store_and_report
 from resources.warehouse import WarehouseResource
 
 ITEM_FACTS = """
@@ -82,7 +82,7 @@ def score_facts(con) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=recognizability_items, blocking=True) for x in ITEM_EXPECTATIONS],
+    specs=check_specs(ITEM_EXPECTATIONS, recognizability_items),
     description="Great Expectations suite on the phase-1 items: four distinct poems, the true one once under its"
     " letter, three distinct distractors that are not the true poem.",
 )
@@ -93,7 +93,7 @@ def recognizability_items_contract(context: AssetCheckExecutionContext, warehous
 
 
 @multi_asset_check(
-    specs=[AssetCheckSpec(x.name, asset=poem_scores, blocking=True) for x in SCORE_EXPECTATIONS],
+    specs=check_specs(SCORE_EXPECTATIONS, poem_scores),
     description="Great Expectations suite on the rubric scores: all in [0, 1]; every dimension mean recomputed from the"
     " kept survey letters, with not-applicable answers never averaged in.",
 )
