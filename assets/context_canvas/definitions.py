@@ -14,4 +14,4 @@ context_canvas_job = define_asset_job(
     " anti-shortcut report, and the export (model input apart from gold labels and provenance).",
 )
 
-defs = package_definitions(package, GROUP, jobs=[context_canvas_job])
+defs = package_definitions(package, GROUP, kinds=("openai", "gemini"), jobs=[context_canvas_job])

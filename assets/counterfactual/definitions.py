@@ -5,4 +5,4 @@ from assets.core.pipeline_package import package_definitions
 
 GROUP = "counterfactual"
 
-defs = package_definitions(package, GROUP)
+defs = package_definitions(package, GROUP, kinds=("openai", "gemini"))

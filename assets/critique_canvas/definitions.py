@@ -14,4 +14,4 @@ critique_canvas_job = define_asset_job(
     " cost model calls), the split, the audit sample and report, and the export. Not scheduled: it spends API budget.",
 )
 
-defs = package_definitions(package, GROUP, jobs=[critique_canvas_job])
+defs = package_definitions(package, GROUP, kinds=("openai", "gemini"), jobs=[critique_canvas_job])

@@ -14,4 +14,4 @@ design_aesthetics_job = define_asset_job(
     " sheets and labels (human majority, else the heuristic judge), split by base design, questions, export.",
 )
 
-defs = package_definitions(package, GROUP, jobs=[design_aesthetics_job])
+defs = package_definitions(package, GROUP, kinds=("openai", "gemini"), jobs=[design_aesthetics_job])

@@ -11,7 +11,7 @@ from assets.evaluation.benchmark_scores import (aeseval_evaluation, context_canv
 GROUP = "evaluation"
 
 defs = package_definitions(
-    package, GROUP,
+    package, GROUP, kinds=("openai", "gemini"),
     jobs=[define_asset_job(f"{a.key.to_user_string()}_job", selection=[a]) for a in (
         photocritique_evaluation, critique_canvas_evaluation, context_canvas_evaluation, counterfactual_evaluation,
         aeseval_evaluation, poem_benchmark_evaluation)],

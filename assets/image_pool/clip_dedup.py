@@ -52,6 +52,7 @@ def prepare_image(store: BlobStore, embedder: "ClipEmbedder", item: Item[str]) -
 @asset(
     code_version="2",
     deps=[pool_candidates],
+    kinds={"pytorch"},
     description="CLIP embeddings of eligible images and the image pairs whose cosine similarity reaches the threshold.",
 )
 def clip_duplicates(

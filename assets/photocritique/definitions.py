@@ -22,4 +22,5 @@ weekly_photocritique_rebuild = ScheduleDefinition(
     description="Every Monday 04:00 UTC: asks HTTP sources again only for posts that failed, rescans only changed dumps.",
 )
 
-defs = package_definitions(package, GROUP, jobs=[photocritique_job], schedules=[weekly_photocritique_rebuild])
+defs = package_definitions(package, GROUP, kinds=("reddit",), jobs=[photocritique_job],
+                           schedules=[weekly_photocritique_rebuild])

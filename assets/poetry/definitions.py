@@ -14,4 +14,4 @@ poetry_benchmark_job = define_asset_job(
     " phase-1 items, survey QC, OCR text integrity, rubric scores, agreement, per-model table, bootstrap, rubric judge, export.",
 )
 
-defs = package_definitions(package, GROUP, jobs=[poetry_benchmark_job])
+defs = package_definitions(package, GROUP, kinds=("openai", "gemini"), jobs=[poetry_benchmark_job])

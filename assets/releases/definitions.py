@@ -5,4 +5,4 @@ from assets.core.pipeline_package import package_definitions
 
 GROUP = "releases"
 
-defs = package_definitions(package, GROUP)
+defs = package_definitions(package, GROUP, kinds=("parquet",))
