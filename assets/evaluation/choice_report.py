@@ -4,9 +4,10 @@ exactly what the views hold, so the same rows give the same bytes."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from assets.counterfactual.logic.edit_pairs import CORRECT, REVERSE, CounterfactualSpec, directional_update, pair_figures
+from assets.evaluation.evaluation_report import rows_of
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release, side_rows
 from assets.evaluation.logic.choice_report_markdown import (PairCounts, RunFigures, aeseval_sections, context_sections,
                                                             counterfactual_section, poem_judges_section,
@@ -18,14 +19,9 @@ from warehouse.db import Warehouse
 OVERALL = "overall_impression"
 
 
-def _rows(wh: Warehouse, sql: str, params: Sequence[object]) -> list[tuple]:
-    with wh.transaction() as con:
-        return con.execute(sql, list(params)).fetchall()
-
-
 def _run_figures(wh: Warehouse, benchmark: str) -> dict[str, RunFigures]:
     figures: dict[str, dict] = {}
-    for key, model, condition, metric, mean, low, high, n in _rows(
+    for key, model, condition, metric, mean, low, high, n in rows_of(
             wh, "SELECT run_key, model, condition, metric, mean, ci_low, ci_high, n_items FROM evaluation_leaderboard"
                 " WHERE benchmark = ? AND status = 'ran' ORDER BY run_key, metric", [benchmark]):
         run = figures.setdefault(key, {"model": model, "condition": condition, "figures": {}, "n": {}})
@@ -35,7 +31,7 @@ def _run_figures(wh: Warehouse, benchmark: str) -> dict[str, RunFigures]:
 
 
 def _unreadable(wh: Warehouse, benchmark: str) -> tuple[str, str] | None:
-    rows = _rows(wh, "SELECT model || ' / ' || condition, item_id, sample, problem, detail FROM evaluation_answers"
+    rows = rows_of(wh, "SELECT model || ' / ' || condition, item_id, sample, problem, detail FROM evaluation_answers"
                      " WHERE benchmark = ? AND problem IS NOT NULL ORDER BY ALL", [benchmark])
     return unreadable_section(rows)
 
@@ -43,13 +39,13 @@ def _unreadable(wh: Warehouse, benchmark: str) -> tuple[str, str] | None:
 def _pair_counts(wh: Warehouse, runs: Mapping[str, RunFigures], items: Mapping[str, BenchmarkItem]) -> list[PairCounts]:
     """Per run, ``pair_figures`` over its read answers (the counterfactual library's own arithmetic), with the
     unchanged split and the NCU interval from the leaderboard, and the model's full ContextCanvas accuracy."""
-    full = {model: mean for model, mean in _rows(
+    full = {model: mean for model, mean in rows_of(
         wh, "SELECT model, mean FROM evaluation_leaderboard WHERE benchmark = 'context_canvas' AND condition = 'image'"
             " AND metric = 'accuracy' AND status = 'ran'", [])}
     out = []
     for key, run in sorted(runs.items()):
         answers: dict[str, dict[int, str | None]] = {}
-        for item_id, sample, answer in _rows(wh, "SELECT item_id, sample, answer FROM evaluation_answer WHERE run_key = ?",
+        for item_id, sample, answer in rows_of(wh, "SELECT item_id, sample, answer FROM evaluation_answer WHERE run_key = ?",
                                              [key]):
             answers.setdefault(item_id, {})[int(sample)] = answer
         triples = []

@@ -45,20 +45,20 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
-def _rows(wh: Warehouse, sql: str, params: Sequence[object]) -> list[tuple]:
+def rows_of(wh: Warehouse, sql: str, params: Sequence[object]) -> list[tuple]:
     """Rows as Python values (None for NULL), not a frame: pandas would turn NULLs into NA or NaN."""
     with wh.transaction() as con:
         return con.execute(sql, list(params)).fetchall()
 
 
 def _board(wh: Warehouse, benchmark: str) -> list[BoardRow]:
-    frame = _rows(wh, "SELECT run_key, model, condition, source, metric, status, mean, ci_low, ci_high, n_items, reason,"
+    frame = rows_of(wh, "SELECT run_key, model, condition, source, metric, status, mean, ci_low, ci_high, n_items, reason,"
                      " version FROM evaluation_leaderboard WHERE benchmark = ? ORDER BY run_key, metric", [benchmark])
     return [BoardRow(*row) for row in frame]
 
 
 def _runs(wh: Warehouse, benchmark: str) -> list[RunInfo]:
-    frame = _rows(wh, 
+    frame = rows_of(wh, 
         "SELECT r.run_key, r.source, r.model, r.condition, CAST(r.decoding AS VARCHAR), r.seed, r.predictions_file,"
         " (SELECT count(*) FROM evaluation_prediction p WHERE p.run_key = r.run_key)"
         " FROM evaluation_run r WHERE r.benchmark = ? ORDER BY r.run_key", [benchmark])
@@ -72,34 +72,34 @@ def _page(run_key: str) -> str:
 
 
 def _item_values(wh: Warehouse, benchmark: str, metric: str) -> dict[str, list[float]]:
-    frame = _rows(wh, "SELECT r.run_key, list(s.value ORDER BY s.item_id) FROM evaluation_score s JOIN evaluation_run r"
+    frame = rows_of(wh, "SELECT r.run_key, list(s.value ORDER BY s.item_id) FROM evaluation_score s JOIN evaluation_run r"
                      " USING (run_key) WHERE r.benchmark = ? AND s.metric = ? AND s.value IS NOT NULL GROUP BY ALL"
                      " ORDER BY ALL", [benchmark, metric])
     return {key: [float(v) for v in values] for key, values in frame}
 
 
 def _prediction_lengths(wh: Warehouse, benchmark: str) -> dict[str, list[int]]:
-    frame = _rows(wh, "SELECT r.run_key, list(p.n_words ORDER BY p.item_id, p.sample) FROM evaluation_prediction p"
+    frame = rows_of(wh, "SELECT r.run_key, list(p.n_words ORDER BY p.item_id, p.sample) FROM evaluation_prediction p"
                      " JOIN evaluation_run r USING (run_key) WHERE r.benchmark = ? GROUP BY ALL ORDER BY ALL", [benchmark])
     return {key: [int(n) for n in lengths] for key, lengths in frame}
 
 
 def _comparisons(wh: Warehouse, benchmark: str, metrics: Sequence[str]) -> list[Comparison]:
-    frame = _rows(wh, "SELECT metric, model_a || ' / ' || condition_a, model_b || ' / ' || condition_b, n_items, mean_diff,"
+    frame = rows_of(wh, "SELECT metric, model_a || ' / ' || condition_a, model_b || ' / ' || condition_b, n_items, mean_diff,"
                      " ci_low, ci_high, mcnemar_p, mcnemar_p_adjusted, t_p FROM evaluation_paired WHERE benchmark = ?"
                      " AND list_contains(?, metric) ORDER BY ALL", [benchmark, list(metrics)])
     return [Comparison(*row) for row in frame]
 
 
 def _grounding(wh: Warehouse, benchmark: str, metrics: Sequence[str]) -> list[Grounding]:
-    frame = _rows(wh, "SELECT model || ' / ' || condition, delta, metric, n_items, correct_minus_control, ci_low, ci_high"
+    frame = rows_of(wh, "SELECT model || ' / ' || condition, delta, metric, n_items, correct_minus_control, ci_low, ci_high"
                      " FROM evaluation_grounding WHERE benchmark = ? AND list_contains(?, metric) ORDER BY ALL",
                      [benchmark, list(metrics)])
     return [Grounding(*row) for row in frame]
 
 
 def _parameters(wh: Warehouse, run_key: str) -> dict[str, str]:
-    frame = _rows(wh, "SELECT metric, CAST(parameters AS VARCHAR) FROM evaluation_metric WHERE run_key = ? AND status = 'ran'"
+    frame = rows_of(wh, "SELECT metric, CAST(parameters AS VARCHAR) FROM evaluation_metric WHERE run_key = ? AND status = 'ran'"
                      " ORDER BY metric", [run_key])
     return {metric: params for metric, params in frame if params and params != "{}"}
 
