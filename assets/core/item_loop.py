@@ -16,7 +16,9 @@ rest, the same way for every stage (after datatrove's ``PipelineStep.run``):
 - **quarantine**: such an item is recorded in ``item_quarantine`` with its input digest and the stage's code
   version, and later runs skip it until either changes (so one bad item costs nothing on every re-run);
 - **counts** for the Dagster metadata and the activity summary: kept items under their ``count`` label,
-  rejections as ``rejected:<reason>``, quarantined items skipped as ``quarantined``.
+  rejections as ``rejected:<reason>``, quarantined items skipped as ``quarantined``;
+- **progress** of a long step: items done of the total (when known), rate and ETA in the step's log at most every
+  ten seconds and at the end (``assets/core/logic/progress.py``), and a bar when stderr is a terminal.
 
 Only whole-step causes escape the loop: :class:`StepError` (and Dagster's ``Failure``) raised by the stage, a
 full disk, a warehouse I/O error, running out of memory. Those fail the step and say which.
@@ -31,7 +33,7 @@ import os
 import sys
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -39,8 +41,10 @@ from typing import Any, Generic, TypeVar
 import duckdb
 import pandas as pd
 from dagster import Failure
+from tqdm import tqdm
 
 from assets.core.logic.iteration import batched
+from assets.core.logic.progress import Progress
 from assets.core.step import Step
 from warehouse.db import Warehouse, WarehouseUnavailable, insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, utcnow
@@ -158,7 +162,8 @@ class ItemLoop(Generic[P]):
     forward pass): it maps the batch's kept outcomes to new outcomes; should it fail on a batch it is run item by
     item, so only the item it fails on becomes ``internal_error``. ``before_write`` runs before each batch is
     written, outside the fault isolation (a write-behind call log's flush: the batch's rows then name only logged
-    calls, and a log that cannot be written fails the step).
+    calls, and a log that cannot be written fails the step). ``total`` is how many items the stage will hand over,
+    for the progress lines' ETA, when it knows and they are not a sized collection (whose ``len`` is used).
     """
 
     def __init__(
@@ -174,6 +179,7 @@ class ItemLoop(Generic[P]):
         log: logging.Logger | Any | None = None,
         finish: Callable[[list[Done[P]]], list[Outcome]] | None = None,
         before_write: Callable[[], None] | None = None,
+        total: int | None = None,
     ) -> None:
         self.step = step
         self.stage = stage
@@ -185,7 +191,9 @@ class ItemLoop(Generic[P]):
         self.log = log or step.log
         self.finish = finish
         self.before_write = before_write
+        self.total = total
         self.stopped: str | None = None
+        self._progress: _Reporting | None = None
 
     def run(self, items: Iterable[Item[P]]) -> None:
         """Process ``items`` (read lazily) to the end, or until the stage raises :class:`StopItems`.
@@ -195,27 +203,38 @@ class ItemLoop(Generic[P]):
         workers, and the warehouse connection lingers between the many small transactions (model-call claims and
         logs, batch commits) instead of being opened for each."""
         known = self._load_quarantine()
-        with self.step.warehouse.lingering():
-            if self.workers > 1:
-                self._run_pooled(items, known)
-            else:
-                self._run_serial(items, known)
+        total = self.total if self.total is not None or not isinstance(items, Sized) else len(items)
+        self._progress = _Reporting(self.stage, total, self.log)
+        try:
+            with self.step.warehouse.lingering():
+                if self.workers > 1:
+                    self._run_pooled(items, known)
+                else:
+                    self._run_serial(items, known)
+        finally:
+            self._progress.close()
         if self.stopped:
             self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
 
     def _todo(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> Iterator[tuple[list[Item[P]], set[str]]]:
         """Per chunk of ``batch_size`` read items: those to process (one per key, quarantined ones skipped), and the
         keys quarantined before (released once they get an outcome)."""
-        for chunk in batched(items, self.batch_size):
-            chunk = list(items_by_key(chunk).values())  # one outcome per key
+        for read in batched(items, self.batch_size):
+            chunk = list(items_by_key(read).values())  # one outcome per key
             skipped, earlier = self._quarantined(chunk, known)
             if skipped:
                 self.step.counts["quarantined"] += len(skipped)
-            yield [item for item in chunk if item.key not in skipped], earlier
+            todo = [item for item in chunk if item.key not in skipped]
+            self._progress.advance(len(read) - len(todo))  # skipped and repeated items are done as read
+            yield todo, earlier
 
     def _run_serial(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> None:
         for todo, earlier in self._todo(items, known):
-            done = [(item, result) for item in todo if (result := self._safe_process(item)) is not None]
+            done = []
+            for item in todo:
+                if (result := self._safe_process(item)) is not None:
+                    done.append((item, result))
+                self._progress.advance(1)
             self._commit(self._finished(done), earlier)
             if self.stopped:
                 return
@@ -229,6 +248,7 @@ class ItemLoop(Generic[P]):
         def take_oldest() -> None:
             item, future = window.popleft()
             result = future.result()
+            self._progress.advance(1)
             if result is not None:
                 done.append((item, result))
             if len(done) >= self.batch_size:
@@ -372,6 +392,33 @@ class ItemLoop(Generic[P]):
         earlier = {item.key for item in chunk if item.key in known}
         skipped = {item.key for item in chunk if known.get(item.key) == (item.digest, self.step.code_version)}
         return skipped, earlier
+
+
+class _Reporting:
+    """One run's progress, told twice: throttled lines in the step's log (kept with the run), and a bar on stderr
+    when that is a terminal (a person watching), never in a log file or a CI transcript."""
+
+    def __init__(self, stage: str, total: int | None, log: logging.Logger | Any) -> None:
+        self.stage = stage
+        self.log = log
+        self.progress = Progress(total)
+        self.bar = tqdm(total=total, desc=stage, unit="item", file=sys.stderr, leave=False) if sys.stderr.isatty() else None
+
+    def advance(self, n: int) -> None:
+        if n <= 0:
+            return
+        if self.bar is not None:
+            self.bar.update(n)
+        snapshot = self.progress.advance(n)
+        if snapshot is not None:
+            self.log.info(snapshot.describe(self.stage))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        snapshot = self.progress.finish()
+        if snapshot is not None:
+            self.log.info(snapshot.describe(self.stage))
 
 
 def items_by_key(chunk: Sequence[Item[P]]) -> dict[str, Item[P]]:

@@ -116,7 +116,7 @@ def clip_duplicates(
             log.unrejected(scan, [d.item.key for d in kept])
 
         run_items(step, scan, items, lambda item: prepare_image(store, embedder, item), write,
-                  batch_size=embedder.batch_size, workers=embedder.preprocess_threads, finish=embed)
+                  batch_size=embedder.batch_size, workers=embedder.preprocess_threads, finish=embed, total=len(to_embed))
         # Phase 2: compare embedded-but-unscanned images, a large block at a time, with everything scanned
         # before (streamed), so stored embeddings are read once per block rather than once per batch.
         this_model = "e.model_key = ? AND e.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"

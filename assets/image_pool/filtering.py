@@ -71,5 +71,6 @@ def pool_candidates(
             )
             log.unrejected(FILTER_STAGE, [d.item.key for d in done if d.kept])
 
-        run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules), write, batch_size=pool.batch_size)
+        run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules), write, batch_size=pool.batch_size,
+                  total=len(pending))
     return MaterializeResult(metadata=step.summary())

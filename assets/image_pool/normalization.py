@@ -86,7 +86,7 @@ def normalized_images(
             for sha, locator in pending.itertuples(index=False)
         )
         run_items(step, DECODE_STAGE, items, lambda item: normalize_file(store, item, max_pixels), _write_normalized,
-                  batch_size=pool.batch_size, workers=os.cpu_count() or 2)
+                  batch_size=pool.batch_size, workers=os.cpu_count() or 2, total=len(pending))
         context.log.info(f"normalization summary: {dict(step.counts)}")
     return MaterializeResult(metadata=step.summary())
 

@@ -242,3 +242,27 @@ def test_stop_items_with_workers_saves_what_was_done_in_order(wh):
     assert loop.stopped == "call budget spent"
     done = [p for p, _ in stored]
     assert done == sorted(done, key=lambda p: int(p[1:])) and "x5" not in done and {"x0", "x1", "x2", "x3", "x4"} <= set(done)
+
+
+class _Lines:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, message):
+        self.lines.append(message)
+
+
+def test_progress_lines_count_every_item_against_the_total(wh, monkeypatch):
+    import functools
+
+    import assets.core.item_loop as item_loop
+    from assets.core.logic.progress import Progress
+
+    monkeypatch.setattr(item_loop, "Progress", functools.partial(Progress, every_s=0.0))  # every item is due
+    log = _Lines()
+    run_items(_step(wh, "r1"), "decode", _items(["a", "bad1", "b"]), _process, _writer([]), batch_size=2, log=log)
+    assert log.lines[0].startswith("decode: 1/3 items (33%)") and log.lines[-2].startswith("decode: 3/3 items (100%)")
+    items = (item for item in _items(["a", "b", "c", "d"]))  # not sized: the caller's total
+    log = _Lines()
+    run_items(_step(wh, "r2"), "decode", items, _process, _writer([]), workers=2, log=log, total=4)
+    assert log.lines[-1].startswith("decode: 4/4 items (100%)")
