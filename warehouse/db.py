@@ -39,14 +39,16 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import duckdb
 import numpy as np
-import pandas as pd
 from filelock import FileLock, Timeout
 
 from warehouse.ids import file_name, file_path
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made: commands that only read (provenance) go without it
+    import pandas as pd
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -567,6 +569,8 @@ def insert_rows(
     Going through a registered DataFrame keeps large batches fast (no per-row round trips).
     Returns the number of rows offered.
     """
+    import pandas as pd
+
     verb = {"ignore": "INSERT OR IGNORE", "replace": "INSERT OR REPLACE", "error": "INSERT"}[conflict]
     if not isinstance(rows, pd.DataFrame):
         rows = list(rows)
