@@ -24,6 +24,7 @@ from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.context_canvas.logic.contact_sheet import contact_sheet
 from assets.context_canvas.logic.case_records import CaseError, ContextCase, case_from_record, case_records
 from assets.context_canvas.store import delete_cases, forget_case_file, write_case_reads, write_cases, write_probes
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
@@ -38,6 +39,7 @@ POOL_PREFIX = "pool:"
 
 
 @asset(
+    metadata=writes("context_case", "context_case_image", "context_case_read", "context_contact_sheet", "context_case_probe", images="(SELECT min(ci.image_uri) FROM context_case_image ci WHERE ci.case_id = context_case.case_id)"),
     code_version="1",
     deps=[AssetKey("image_pool")],
     description="Contextual-suitability cases (images, scenario, question, options, gold, rationale, source basis,"
@@ -67,7 +69,7 @@ def context_cases(context: AssetExecutionContext, warehouse: WarehouseResource, 
                 context.log.warning(f"{exc}; the file is rejected and the other case files are read")
                 continue
             _read_file(step, wh, store, path, sha, itertools.chain(first, records), context_canvas.contact_sheet_height)
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def _read_file(step: Step, wh: Warehouse, store: BlobStore, path: Path, sha: str, records, sheet_height: int) -> None:

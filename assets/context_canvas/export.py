@@ -14,11 +14,13 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.context_canvas.review import context_case_review
 from assets.context_canvas.settings import ContextSettings
 from assets.core.exports import Contents, ExportFile, publish
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
 
 @asset(
+    metadata=writes("export_file", where="dataset = 'context_canvas'"),
     code_version="1",
     deps=[context_case_review],
     description="context_canvas_eval.jsonl (model input only) and context_canvas_gold.jsonl (gold, rationale, source"
@@ -35,4 +37,4 @@ def context_canvas_export(context: AssetExecutionContext, warehouse: WarehouseRe
                         " WHERE r.status = 'retained' ORDER BY 1", role="context_case")
     with recorded_step(context, wh, {"export_dir": str(out)}) as step:
         publish(step, "context_canvas", files, contents)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

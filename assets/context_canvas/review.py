@@ -31,6 +31,7 @@ from assets.context_canvas.logic.retention import (
 from assets.context_canvas.store import record_review_sheet, replace_retentions, stored_cases
 from assets.core.logic.sheets import SheetError, read_sheet_file
 from assets.core.returned_sheets import ingest_sheets
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
@@ -41,6 +42,7 @@ REVIEW_STAGE = "context_case_review"
 
 
 @asset(
+    metadata=writes("context_review", "context_retention", "context_review_sheet"),
     code_version="1",
     deps=[context_cases],
     description="The case review sheet for the panel, the returned sheets read whole or not at all, and each case"
@@ -74,7 +76,7 @@ def context_case_review(context: AssetExecutionContext, warehouse: WarehouseReso
         if problems:
             raise Failure(description="malformed case review sheet(s); the other sheets were stored. Fix the rows named"
                           " and run again:\n" + "\n".join(problems))
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _write_blank_sheet(step: Step, cases: list[ContextCase], target: Path) -> None:
@@ -90,7 +92,7 @@ def _write_blank_sheet(step: Step, cases: list[ContextCase], target: Path) -> No
     with step.batch() as log, registered(log.con, "_review_sheet", frame):
         write_file(step, log, "context_review_sheet", ExportFile(target, "SELECT * FROM _review_sheet", "csv"),
                    [entity_id("context_case", c.case_key) for c in cases], "lists")
-    step.notes["review_sheet"] = step.name_of(target)
+    step.files["review_sheet"] = target
 
 
 def _ingest(step: Step, returned: Path, known_cases: set[str]) -> list[str]:

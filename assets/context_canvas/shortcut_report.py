@@ -20,6 +20,7 @@ from assets.context_canvas.logic.text_only import answer_parser, build_text_only
 from assets.context_canvas.store import drop_answers_of_gone_cases, stored_cases, write_shortcut_report, write_text_only_answers
 from assets.core.model_calls import CallSettings
 from assets.core.model_call_store import role_caller
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.model_providers import ModelProvidersResource
 from resources.warehouse import WarehouseResource
@@ -29,6 +30,7 @@ TEXT_ONLY_STAGE = "context_text_only"
 
 
 @asset(
+    metadata=writes("context_shortcut_report", "context_text_only_answer"),
     code_version="1",
     deps=[context_case_review],
     description="Gold-label balance (Yes rate), option length against gold, and a text-only answer run through the"
@@ -75,4 +77,4 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
             write_shortcut_report(log.con, {"answerer": answerer, "figures": json.dumps(report, sort_keys=True),
                                             "activity_id": log.activity_id})
         step.notes["report"] = report
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -57,6 +57,7 @@ def publish(step: Step, dataset: str, files: Sequence[ExportFile], contents: Con
         last = step.last_inputs(log.con)
     if last == inputs and all(_as_published(f, written.get(name)) for f, name in zip(files, names)):
         step.notes["unchanged"] = "same contents as the last export, files on disk unchanged"
+        step.files.update((f.path.name, f.path) for f in files if f.path.is_file())
         return False
     with step.batch() as log:
         sources, inputs = _state(step, log, files, contents)  # read again with the write, in one transaction
@@ -71,7 +72,7 @@ def publish(step: Step, dataset: str, files: Sequence[ExportFile], contents: Con
             held = sources if file.contains_query is None else [r[0] for r in log.con.execute(file.contains_query).fetchall()]
             _swap_in(file)
             record_export(step, log, dataset, file.path, file.kind, n_rows, held, contents.relation)
-            step.notes[file.path.name] = step.name_of(file.path)
+            step.files[file.path.name] = file.path
         step.remember_inputs(log, inputs)
     return True
 

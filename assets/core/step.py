@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, MaterializeResult, MetadataValue, RunsFilter
 
+from assets.core.logic.previews import counts_markdown
+from assets.core.materialization import Output, declared_output, describe
+from resources.blob_store import BlobStore
 from warehouse import rekey
 from warehouse.db import Warehouse, insert_rows
 from warehouse.ids import entity_id
@@ -80,7 +83,7 @@ class Step:
     """One execution of one asset, as seen by the warehouse."""
 
     def __init__(self, warehouse: Warehouse, activity_id: str, asset_key: str, code_version: str = "unversioned",
-                 log: logging.Logger | Any | None = None) -> None:
+                 log: logging.Logger | Any | None = None, output: Output | None = None) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self.asset_key = asset_key
@@ -88,8 +91,10 @@ class Step:
         # tried again when either changes, not on every commit.
         self.code_version = code_version
         self.log = log or logging.getLogger(f"aesforge.{asset_key}")
+        self.output = output  # what the asset declares it writes (``materialization.writes``)
         self.counts: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
+        self.files: dict[str, Path] = {}  # files the asset's output consists of (exports, sheets, releases), by label
 
     @contextmanager
     def batch(self) -> Iterator[ActivityLog]:
@@ -168,7 +173,39 @@ class Step:
         self.counts[f"unreadable:{reason_code}"] += 1
 
     def summary(self) -> dict[str, Any]:
-        return {**dict(sorted(self.counts.items())), **self.notes}
+        """Counts, notes and files (by name) as the activity records them."""
+        return {**dict(sorted(self.counts.items())), **self.notes, **{k: self.name_of(p) for k, p in self.files.items()}}
+
+    def result(self, store: BlobStore | None = None, **extra: Any) -> MaterializeResult:
+        """The materialization as the Dagster UI shows it: the declared output's row count, column schema, sample rows
+        (and thumbnails, read from ``store``, where it has images), the counts as one table, notes, files as paths and
+        ``extra``; its data version is the digest of the declared output's rows (``materialization.describe``)."""
+        if self.output is None:
+            raise ValueError(f"step of {self.asset_key} has no declared output to describe")
+        rejected = sum(n for k, n in self.counts.items() if k.startswith("rejected:"))
+        return _result(self.warehouse, self.output, self.asset_key, store, {
+            "rejected": rejected,
+            "counts": MetadataValue.md(counts_markdown(self.counts)),
+            **self.notes,
+            **{label: MetadataValue.path(str(path)) for label, path in self.files.items()},
+            **extra,
+        })
+
+
+def _result(warehouse: Warehouse, output: Output, asset_key: str, store: BlobStore | None,
+            metadata: Mapping[str, Any]) -> MaterializeResult:
+    described = describe(warehouse, output, asset_key, store)
+    return MaterializeResult(metadata={**described.metadata, **metadata}, data_version=described.data_version)
+
+
+def unrecorded_result(context: AssetExecutionContext, warehouse: Warehouse, **extra: Any) -> MaterializeResult:
+    """``Step.result`` for a materialization that decided before opening a step that it has nothing to do: the declared
+    output as it stands (so its data version is unchanged) and ``extra``."""
+    return _result(warehouse, _output_of(context), context.asset_key.to_user_string(), None, extra)
+
+
+def _output_of(context: AssetExecutionContext) -> Output:
+    return declared_output(context.asset_key.to_user_string(), context.assets_def.metadata_by_key[context.asset_key])
 
 
 def run_process_tags() -> dict[str, str]:
@@ -200,6 +237,7 @@ def recorded_step(
 ) -> Iterator[Step]:
     """Open an activity for this materialization and close it as success or failed."""
     asset_key = context.asset_key.to_user_string()
+    output = _output_of(context)  # before the activity opens: an asset that declares none is a definition error
     code_version = context.assets_def.code_versions_by_key.get(context.asset_key) or "unversioned"
     revision = source_revision()
     full_version = f"aesforge {aesforge_version()}; {asset_key} v{code_version}" + (f"; git {revision}" if revision else "")
@@ -214,7 +252,8 @@ def recorded_step(
             parameters=parameters,
             agents=((software_agent(), "software"), *extra_agents),
         )
-    step = Step(warehouse, log.activity_id, asset_key, f"{asset_key} v{code_version}; aesforge {aesforge_version()}", context.log)
+    step = Step(warehouse, log.activity_id, asset_key, f"{asset_key} v{code_version}; aesforge {aesforge_version()}",
+                context.log, output)
     try:
         yield step
     except BaseException as exc:

@@ -41,6 +41,7 @@ from assets.counterfactual.logic.edit_pairs import (
 from assets.counterfactual.settings import CounterfactualSettings
 from assets.counterfactual.store import edited_spec_keys, record_check, stored_edit, write_edit
 from assets.core.logic.textfiles import line_locator
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.image_editing import MODEL_PLACEHOLDER, ImageEditorResource
@@ -54,6 +55,7 @@ CHECK_STAGE = "counterfactual_check"
 
 
 @asset(
+    metadata=writes("counterfactual_edit", images="output_uri"),
     code_version="2",
     deps=[AssetKey("image_pool"), AssetKey("context_cases")],
     description="Counterfactual edits of pool images or ContextCanvas case images (one decisive cue changed) by the"
@@ -80,7 +82,7 @@ def counterfactual_edits(
         else:
             _edit(step, store, image_editor.editor(), image_editor, counterfactual)
         _apply_checks(step, counterfactual.checks)
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def _sheet(option: str, value: str) -> Path:

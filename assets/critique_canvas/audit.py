@@ -35,6 +35,7 @@ from assets.critique_canvas.store import (
 )
 from assets.core.logic.sheets import read_sheet_file
 from assets.core.returned_sheets import ingest_sheets
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id
@@ -69,6 +70,7 @@ def sheet_path(audit: CritiqueAuditSettings) -> Path:
 
 
 @asset(
+    metadata=writes("critique_audit_round"),
     code_version="1",
     deps=[critique_pairs],
     description="Draws the audit round's domain-stratified, seeded sample of verifier-accepted pairs (once; the sample"
@@ -87,7 +89,7 @@ def critique_audit_sample(context: AssetExecutionContext, warehouse: WarehouseRe
             ).fetchone()
         if drawn:
             _keep_frozen(step, audit, drawn, target)
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         with step.batch() as log:
             candidates = [
                 AuditCandidate(*row)
@@ -104,7 +106,7 @@ def critique_audit_sample(context: AssetExecutionContext, warehouse: WarehouseRe
         sample.sort(key=lambda c: digest_of([audit.seed, "sheet", c.pair_id]))
         if not sample:
             step.notes["not_drawn"] = "no verifier-accepted pairs yet; the round is drawn once there are some"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         with step.batch() as log:
             write_audit_sample(
                 log.con,
@@ -121,8 +123,8 @@ def critique_audit_sample(context: AssetExecutionContext, warehouse: WarehouseRe
         for c in sample:
             step.counts[f"sampled:{c.domain}"] += 1
         step.counts["candidates"] = len(candidates)
-        step.notes["sheet"] = step.name_of(target)
-    return MaterializeResult(metadata=step.summary())
+        step.files["sheet"] = target
+    return step.result()
 
 
 def _write_sheet(step: Step, log, audit: CritiqueAuditSettings, target: Path, pair_ids: list[str]) -> tuple[str, int]:
@@ -149,10 +151,11 @@ def _keep_frozen(step: Step, audit: CritiqueAuditSettings, drawn: tuple, target:
                 "SELECT pair_id FROM critique_audit_sample WHERE audit_round = ? ORDER BY position", [audit.round]).fetchall()]
             sheet_entity, _ = _write_sheet(step, log, audit, target, pair_ids)
             set_round_sheet(log.con, audit.round, step.name_of(target), sheet_entity)
-        step.notes["sheet_rewritten"] = step.name_of(target)
+        step.files["sheet_rewritten"] = target
 
 
 @asset(
+    metadata=writes("critique_audit_figure", "critique_audit_decision", "critique_audit_review", "critique_audit_sheet"),
     code_version="1",
     deps=[critique_audit_sample],
     description="Reads the filled review sheets, keeps every review with its sheet row, and reports acceptance, the"
@@ -180,7 +183,7 @@ def critique_audit_report(context: AssetExecutionContext, warehouse: WarehouseRe
                 + "\n".join(problems),
                 metadata={"sheets": MetadataValue.json(problems)},
             )
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _ingest_sheets(step: Step, returned: Path) -> list[str]:

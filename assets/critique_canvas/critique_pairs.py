@@ -27,6 +27,7 @@ from assets.critique_canvas.settings import CritiqueSettings
 from assets.critique_canvas.store import write_attempt, write_group, write_pairs
 from assets.core.model_calls import BudgetExhausted, CallBudget, RateLimiter
 from assets.core.model_call_store import WarehouseCallStore, call_summary, leased_caller
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
@@ -182,6 +183,7 @@ def _rejection_detail(verdict: Verdict) -> str:
 
 
 @asset(
+    metadata=writes("critique_pair", "critique_group", images="(SELECT i.normalized_uri FROM critique_group g JOIN image i USING (image_id) WHERE g.group_id = critique_pair.group_id)"),
     code_version="2",
     deps=[AssetKey("image_pool")],
     description="Six verified instruction–response pairs per admitted kept pool image (source types in"
@@ -236,7 +238,7 @@ def critique_pairs(
         if loop.stopped:
             step.counts["images_not_started_budget"] = len(pending) - len(decided) - step.counts["quarantined"]
         step.notes.update(call_summary(wh, step.activity_id))
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def _role_settings(providers: ModelProvidersResource, role: str) -> RoleSettings:

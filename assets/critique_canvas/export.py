@@ -13,6 +13,7 @@ from assets.critique_canvas.settings import CritiqueSettings
 from assets.critique_canvas.splits import critique_splits
 from assets.core.exports import Contents, ExportFile, publish
 from assets.critique_canvas.logic.group_split import EVAL, TRAIN
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
@@ -41,6 +42,7 @@ def critique_files(out_dir: Path) -> list[ExportFile]:
 
 
 @asset(
+    metadata=writes("export_file", where="dataset = 'critique_canvas'"),
     code_version="1",
     deps=[critique_splits, critique_audit_report],
     description="CritiqueCanvas as Parquet and JSONL (id, image, domain, selected dimensions, instruction, response,"
@@ -57,4 +59,4 @@ def critique_canvas_export(context: AssetExecutionContext, warehouse: WarehouseR
     )
     with recorded_step(context, wh, {"export_dir": str(out_dir)}) as step:
         publish(step, "critique_canvas", critique_files(out_dir), contents)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

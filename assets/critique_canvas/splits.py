@@ -6,12 +6,14 @@ from assets.critique_canvas.critique_pairs import critique_pairs
 from assets.critique_canvas.settings import CritiqueSettings
 from assets.critique_canvas.logic.group_split import EVAL, SplitItem, assign_splits
 from assets.critique_canvas.store import replace_splits
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of
 
 
 @asset(
+    metadata=writes("critique_split"),
     code_version="1",
     deps=[critique_pairs],
     description="Every complete critique group in train or eval: whole duplicate clusters on one side, the"
@@ -33,7 +35,7 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
         inputs = digest_of([[i.__dict__ for i in items], params])
         if last == inputs:
             step.notes["unchanged"] = "same groups, clusters and split settings as the last decision"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         splits = assign_splits(items, critique.eval_per_domain, critique.split_seed)
         with step.batch() as log:
             replace_splits(
@@ -50,4 +52,4 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
             step.counts[f"{splits[item.group_id]}:{item.domain}"] += 1
         step.counts["groups"] = len(items)
         step.counts["eval_groups"] = sum(s == EVAL for s in splits.values())
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -15,6 +15,7 @@ from assets.designs.questions import design_questions
 from assets.designs.reasoning import design_reasoning_paths
 from assets.designs.settings import DesignSettings
 from assets.core.exports import Contents, ExportFile, publish
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 
@@ -33,6 +34,7 @@ def aeseval_files(out: Path) -> list[ExportFile]:
 
 
 @asset(
+    metadata=writes("export_file", where="dataset = 'aeseval'"),
     code_version="2",
     deps=[design_questions, design_reasoning_paths],
     description="aeseval_benchmark.{jsonl,parquet} and aeseval_train.{jsonl,parquet}: one question per record (render,"
@@ -47,4 +49,4 @@ def aeseval_export(context: AssetExecutionContext, warehouse: WarehouseResource,
                         " reasoning)) FROM design_question_records")
     with recorded_step(context, wh, {"export_dir": str(out)}) as step:
         publish(step, "aeseval", aeseval_files(out), contents)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -20,6 +20,7 @@ from assets.designs.store import write_source_designs
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.crello_records import LayerPayload, design_json_names, read_design_file
 from assets.designs.parquet_source import ParquetRow, parquet_rows
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
@@ -82,6 +83,7 @@ def _sources(settings: DesignSettings, step: Step) -> Iterator[_Source]:
 
 
 @asset(
+    metadata=writes("design", where="NOT is_perturbed"),
     code_version="1",
     description="Crello v4/v5 records (JSON folders or Parquet exports) as canonical designs with their layers in"
     " the blob store; every rejected record keeps its locator and reason.",
@@ -100,7 +102,7 @@ def design_records(
                 step.counts["sources_unchanged"] += 1
                 continue
             _read_source(step, store, source, designs)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _items(source: _Source, settings: DesignSettings) -> Iterator[Item]:

@@ -11,6 +11,7 @@ from assets.designs.store import write_variants
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.perturb import PerturbError, perturb_design
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, sha256_hex
@@ -25,6 +26,7 @@ def variant_seed(run_seed: int, variant: int) -> int:
 
 
 @asset(
+    metadata=writes("design_variant"),
     code_version="1",
     deps=[design_records],
     description="Perturbed variants of every base design: one to three elements changed by a type-valid operation"
@@ -67,7 +69,7 @@ def perturbed_designs(context: AssetExecutionContext, warehouse: WarehouseResour
                 step.counts[f"op:{op.op}"] += 1
 
         run_items(step, PERTURB_STAGE, items, perturb, write, batch_size=designs.batch_size)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _write_variants(log: ActivityLog, done: list[Done], settings_digest: str) -> None:

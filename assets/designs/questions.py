@@ -19,6 +19,7 @@ from assets.designs.logic.indicators import indicator
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.question_formats import QuestionInputError, build_questions, question_input_from_design
 from assets.designs.logic.splits import deal_splits
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
@@ -29,6 +30,7 @@ QUESTION_STAGE = "design_question"
 
 
 @asset(
+    metadata=writes("design_split"),
     code_version="1",
     deps=[design_records],
     description="Every base design in the benchmark or the training set (seeded, by base design; the benchmark holds"
@@ -51,10 +53,11 @@ def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, 
             log.used(bases, "base_design")
         for row in rows:
             step.counts[row["split"]] += 1
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 @asset(
+    metadata=writes("design_question"),
     code_version="1",
     deps=[design_labels, design_splits],
     description="Aesthetic judgment (yes/no), region selection (four choices, None among them) and precise"
@@ -119,4 +122,4 @@ def design_questions(context: AssetExecutionContext, warehouse: WarehouseResourc
             step.counts["skipped"] += len(skipped)
 
         run_items(step, QUESTION_STAGE, pending(), ask, write, batch_size=designs.batch_size * 4)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -16,6 +16,7 @@ from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, ru
 from assets.designs.logic.indicators import indicator
 from assets.designs.logic.labelling import build_reasoning_request, element_box, reasoning_parser
 from assets.designs.logic.design_model import Design
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
@@ -30,6 +31,7 @@ RETRYABLE = ("http_error", "timeout", "connection_error", "budget_exhausted")
 
 
 @asset(
+    metadata=writes("design_reasoning"),
     code_version="1",
     deps=[design_questions],
     description="Reasoning paths for every labelled training item: claims citing element boxes that lead to the"
@@ -83,4 +85,4 @@ def design_reasoning_paths(
             step.counts["requests_sent"] += sum(d.outcome.value[1] if d.kept else d.outcome.value for d in done)
 
         run_items(step, REASONING_STAGE, items, path_for, write, batch_size=designs.batch_size, workers=designs.max_concurrency)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

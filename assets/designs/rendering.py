@@ -20,6 +20,7 @@ from assets.core.item_loop import INTERNAL_ERROR, Done, Item, Kept, Rejected, ru
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.render import RenderError, preview_difference, render_design, to_png_bytes
 from assets.designs.logic.fonts import FontResolver
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
@@ -51,6 +52,7 @@ def layer_loader(store: BlobStore):
 
 
 @asset(
+    metadata=writes("design_render", images="png_uri"),
     code_version="1",
     deps=[design_records, perturbed_designs],
     description="A deterministic PNG of every design, base and perturbed, with the fonts each text element was"
@@ -84,7 +86,7 @@ def design_renders(
             step.counts["with_warnings"] += sum(d.kept and d.outcome.value["warnings"] != "[]" for d in done)
 
         run_items(step, RENDER_STAGE, items, render, write, batch_size=designs.batch_size)
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def render_row(design_id: str, design: Design, store: BlobStore, version: str, fonts: FontResolver, load) -> dict:

@@ -46,6 +46,7 @@ from assets.core.model_calls import ModelCaller
 from assets.core.logic.sheets import SheetError, read_sheet_file
 from assets.core.model_call_store import role_caller
 from assets.core.returned_sheets import ingest_sheets
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.model_providers import ModelProvidersResource
@@ -76,6 +77,7 @@ def answer_elements(ops: list[tuple[str, str, str]]) -> dict[str, str]:
 
 
 @asset(
+    metadata=writes("design_review_item"),
     code_version="1",
     deps=[design_renders],
     description="One review item per perturbed design and indicator its operations may affect, and the blank"
@@ -107,10 +109,11 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
         sheet = ExportFile(target, _SHEET_QUERY.format(review_round=review.round.replace("'", "''")), "csv")
         publish(step, "design_review", [sheet], Contents("SELECT DISTINCT design_id FROM design_review_item ORDER BY 1",
                                                          role="design", relation="asks_about"))
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 @asset(
+    metadata=writes("design_label", "design_review_vote", "design_review_agreement"),
     code_version="1",
     deps=[design_review_sheet],
     description="Per review item, flawed or not: the annotators' majority where votes resolve it, else the offline"
@@ -149,7 +152,7 @@ def design_labels(
         if problems:
             raise Failure(description="malformed review sheet(s); the other sheets were stored. Fix the rows named and run"
                           " again:\n" + "\n".join(problems), metadata={"sheets": MetadataValue.json(problems)})
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _votes(con) -> list[Vote]:

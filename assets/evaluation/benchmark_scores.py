@@ -16,7 +16,8 @@ from pathlib import Path
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, MetadataValue, asset
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
-from assets.core.step import Step, recorded_step
+from assets.core.materialization import writes
+from assets.core.step import Step, recorded_step, unrecorded_result
 from assets.evaluation.evaluation_report import write_reports
 from assets.evaluation.judging import MetricStatus, judge_scores, read_similarity_sheets, write_similarity_sheet
 from assets.evaluation.choice_report import closed_sections
@@ -165,7 +166,7 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
         release = open_release(folder, layout)
     except NoItems as exc:  # an optional part the release does not have: nothing to evaluate, said plainly
         context.log.info(str(exc))
-        return MaterializeResult(metadata={"skipped": MetadataValue.text(str(exc))})
+        return unrecorded_result(context, wh, skipped=MetadataValue.text(str(exc)))
     except ReleaseError as exc:
         raise Failure(description=f"{layout.name}: {exc}") from exc
     try:
@@ -251,8 +252,7 @@ def _evaluate(context: AssetExecutionContext, layout: BenchmarkLayout, warehouse
         step.counts["items"] = len(items)
         step.counts["runs"] = len(runs)
         step.notes["leaderboard"] = _leaderboard(step, layout)
-    return MaterializeResult(metadata={**step.summary(), "report": MetadataValue.md(report.markdown),
-                                       "report_path": MetadataValue.path(str(report.path))})
+    return step.result(report=MetadataValue.md(report.markdown), report_path=MetadataValue.path(str(report.path)))
 
 
 def _poem_split(step: Step, items: dict[str, BenchmarkItem],
@@ -456,6 +456,7 @@ DESCRIPTIONS = {
 def _benchmark_asset(layout: BenchmarkLayout):
     @asset(
         name=f"{layout.name}_evaluation",
+        metadata=writes("evaluation_leaderboard", where=f"benchmark = '{layout.name}'"),
         code_version="1",
         deps=[AssetKey(f"{layout.dataset}_release")],
         description=DESCRIPTIONS[layout.name],

@@ -18,6 +18,7 @@ from assets.image_pool.logic.near_duplicates import similar_pairs
 from assets.image_pool.normalization import read_blob
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import Evidence, record_scan, write_clip_embeddings
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
@@ -50,6 +51,7 @@ def prepare_image(store: BlobStore, embedder: "ClipEmbedder", item: Item[str]) -
 
 
 @asset(
+    metadata=writes("duplicate_match", "match_scan", where="method LIKE 'clip%'"),
     code_version="2",
     deps=[pool_candidates],
     kinds={"pytorch"},
@@ -76,7 +78,7 @@ def clip_duplicates(
         if reason is not None:
             step.notes.update({"clip_pass": "not run", "reason": reason})
             context.log.warning(f"CLIP near-duplicate pass did not run: {reason}")
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         scan = f"{CLIP_METHOD}:{embedder.model_key}"
         model = Agent(
             agent_id=f"model:open_clip/{embedder.model_key}",
@@ -132,4 +134,4 @@ def clip_duplicates(
                     (Evidence(p.a, p.b, scan, 1.0 - p.similarity, p.similarity, embedder.model_key) for p in pairs),
                 )
             step.counts["images_scanned"] += len(ids)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -36,6 +36,7 @@ from assets.image_pool.store import (
     write_record_files,
     write_source_records,
 )
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobRef, BlobStore, BlobStoreResource
 from resources.http_fetcher import HttpFetcherResource
@@ -60,6 +61,7 @@ def _file_state(step: Step, names: list[str]) -> dict[str, tuple[int, int, str]]
 
 
 @asset(
+    metadata=writes("source_record", where="source_type IN ('manifest', 'folder')"),
     code_version="2",
     description="One provenance record per manifest row and per folder image; invalid rows, and manifests that cannot"
     " be read at all, are kept with a reason.",
@@ -87,7 +89,7 @@ def source_records(
                 description=f"configured sources not found: {', '.join(missing)}",
                 metadata={"missing": missing},
             )
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _source_outcome(row: SourceRow) -> Outcome:
@@ -191,6 +193,7 @@ class Fetched:
 
 
 @asset(
+    metadata=writes("record_file", "file_blob"),
     code_version="2",
     deps=[source_records, AssetKey("reddit_post_images")],
     description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged; a locator failing transiently in fetch.max_attempt_runs runs is given up.",
@@ -212,7 +215,7 @@ def fetched_files(
         run_items(step, FETCH_STAGE, pending, partial(_fetch_locator, fetcher, store, http_fetcher.max_attempt_runs),
                   _write_fetches, batch_size=pool.batch_size, workers=fetcher.max_workers, record_rejections=False)
         context.log.info(f"fetch summary: {dict(step.counts)}")
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _pending_locators(step: Step) -> list[Item[PendingLocator]]:

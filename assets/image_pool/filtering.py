@@ -7,6 +7,7 @@ from assets.image_pool.logic.images import FilterRules, filter_reason
 from assets.image_pool.normalization import normalized_images
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import write_pool_candidates
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of
@@ -22,6 +23,7 @@ def judge(item: Item, rules: FilterRules) -> Kept | Rejected:
 
 
 @asset(
+    metadata=writes("pool_candidate"),
     code_version="2",
     deps=[normalized_images],
     description="Every decoded record judged against the filters (license allow-list, size, aspect, blank); rejections keep their reason.",
@@ -73,4 +75,4 @@ def pool_candidates(
 
         run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules), write, batch_size=pool.batch_size,
                   total=len(pending))
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

@@ -17,6 +17,7 @@ from assets.image_pool.logic.images import DecodedImage, decode_normalized, enco
 from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobNotFound, BlobRef, BlobStore, BlobStoreResource
 from resources.image_formats import DecodeFailure
@@ -60,6 +61,7 @@ def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept |
 
 
 @asset(
+    metadata=writes("image", "file_decode", "image_signature", images="normalized_uri"),
     code_version="2",
     deps=[fetched_files],
     description="Upright RGB images decoded from fetched files (originals kept), with size, spread, frames and perceptual signature.",
@@ -88,7 +90,7 @@ def normalized_images(
         run_items(step, DECODE_STAGE, items, lambda item: normalize_file(store, item, max_pixels), _write_normalized,
                   batch_size=pool.batch_size, workers=os.cpu_count() or 2, total=len(pending))
         context.log.info(f"normalization summary: {dict(step.counts)}")
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:

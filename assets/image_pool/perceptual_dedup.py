@@ -15,6 +15,7 @@ from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.image_pool.logic.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import Evidence, load_signatures, record_scan, stream_hashes, stream_signature_records
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.lineage import ActivityLog
@@ -31,6 +32,7 @@ def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
 
 
 @asset(
+    metadata=writes("duplicate_match", "match_scan", where="method LIKE 'perceptual%'"),
     code_version="2",
     deps=[pool_candidates],
     description="Near-duplicate pairs among eligible images by perceptual hashes (flip-, crop- and rotation-aware), each verified.",
@@ -52,4 +54,4 @@ def perceptual_duplicates(
                 Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score) for m in matches))
 
         run_items(step, PERCEPTUAL_SCAN, items, lambda item: match_image(matcher, item), write, batch_size=pool.batch_size)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

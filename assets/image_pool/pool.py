@@ -8,7 +8,9 @@ from assets.image_pool.logic.clusters import DuplicateEdge, PoolCandidate, assig
 from assets.image_pool.perceptual_dedup import perceptual_duplicates
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import replace_pool_members
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
+from resources.blob_store import BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import Entity
@@ -18,11 +20,13 @@ DUPLICATE = "duplicate"
 
 
 @asset(
+    metadata=writes("pool_images", "pool_member", images="normalized_uri"),
     code_version="1",
     deps=[pool_candidates, perceptual_duplicates, clip_duplicates],
     description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP); every drop records cluster, method and distance.",
 )
-def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings) -> MaterializeResult:
+def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource,
+               pool: PoolSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     allowlist = pool.filters.license_allowlist
     rule = "highest resolution, then most permissive license (allow-list order), then redistribution allowed > unknown > restricted, then smallest record id"
@@ -46,7 +50,7 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
         inputs = digest_of([[c.__dict__ for c in candidates], [e.__dict__ for e in edges], allowlist])
         if last == inputs:
             step.notes["unchanged"] = "same candidates, duplicate evidence and license order as the last decision"
-            return MaterializeResult(metadata=step.summary())
+            return step.result(blob_store.get_store())
         assignments = assign_clusters(candidates, edges, allowlist)
         kept = [a for a in assignments if a.is_representative]
         dropped = [a for a in assignments if not a.is_representative]
@@ -87,4 +91,4 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, poo
             by_domain[a.domain] = by_domain.get(a.domain, 0) + 1
         step.counts.update({"kept": len(kept), "dropped_duplicates": len(dropped)})
         step.notes["kept_by_domain"] = dict(sorted(by_domain.items()))
-    return MaterializeResult(metadata=step.summary())
+    return step.result(blob_store.get_store())

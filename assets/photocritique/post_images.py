@@ -18,6 +18,7 @@ from assets.photocritique.logic.reddit_records import Post
 from assets.photocritique.reddit_ingest import reddit_posts
 from assets.photocritique.store import replace_post_images
 from assets.photocritique.settings import PhotocritiqueSettings, named_locator
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import Warehouse
@@ -51,6 +52,7 @@ def image_source_row(post: Post, url: str, method: str, position: int, locator: 
 
 
 @asset(
+    metadata=writes("reddit_post_image", "reddit_image_resolution"),
     code_version="1",
     deps=[reddit_posts],
     description="Each candidate post's image candidates (direct, gallery order, imgur, crosspost parent, preview"
@@ -86,7 +88,7 @@ def reddit_post_images(
         candidates = wh.scalar("SELECT count(*) FROM reddit_post_image WHERE activity_id = ?", [step.activity_id])
         if candidates:
             step.counts["image_candidates"] += candidates
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from assets.photocritique.store import (
     write_source_problems,
 )
 from assets.photocritique.settings import PhotocritiqueSettings
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
@@ -533,7 +534,7 @@ def _ingest(
         step.rekey(REKEY_SCOPE, location_renames)  # a warehouse written before migration 0017, once
         if not settings.enabled():
             step.notes["skipped"] = "no id list or subreddit configured"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         hasher = settings.hasher()
         _check_salt(step, hasher)
         sources = configured_sources(settings, archive_api, reddit_api, step.name_of)
@@ -542,7 +543,7 @@ def _ingest(
         read(step, writer, sources)
         merge_pending(step, scope, settings.batch_size)
         step.notes["sources"] = [s.name for s in sources]
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _read_posts(step: Step, writer: ObservationWriter, sources: list[RedditSource], settings: PhotocritiqueSettings) -> None:
@@ -597,6 +598,7 @@ def _read_comments(step: Step, writer: ObservationWriter, sources: list[RedditSo
 
 
 @asset(
+    metadata=writes("reddit_post", "reddit_candidate", "reddit_post_observation"),
     code_version="1",
     description="Candidate r/photocritique submissions (id lists or a subreddit window) from every configured source;"
     " every copy kept as an observation, merged by latest retrieval; unusable lines kept with a reason.",
@@ -615,6 +617,7 @@ def reddit_posts(
 
 
 @asset(
+    metadata=writes("reddit_comment", "reddit_comment_observation"),
     code_version="1",
     deps=[reddit_posts],
     description="Every comment (any depth) of the candidate posts found, from every configured source;"

@@ -20,6 +20,7 @@ from assets.photocritique.reddit_ingest import reddit_comments, reddit_posts
 from assets.photocritique.post_images import candidate_entity, reddit_post_images
 from assets.photocritique.settings import PhotocritiqueSettings
 from assets.photocritique.store import clear_references, write_comment_decisions, write_post_decisions, write_references
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
@@ -276,6 +277,7 @@ def _comment_row(c: CommentDecision) -> dict:
 
 
 @asset(
+    metadata=writes("photocritique_reference", "photocritique_post_decision", "photocritique_comment_decision"),
     code_version="1",
     deps=[reddit_posts, reddit_comments, reddit_post_images, AssetKey("image_pool")],
     description="The benchmark's filters on every candidate post and comment; kept posts get three ranked"
@@ -292,7 +294,7 @@ def photocritique_references(
             last = step.last_inputs(log.con)
         if last == fingerprint:
             step.notes["unchanged"] = "same candidates, posts, comments, pool decisions and filters as the last decision"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         pages = wh.pages("SELECT post_id FROM reddit_candidate WHERE TRUE", [], key="post_id", block=photocritique.batch_size)
         candidates = (item for page in pages for item in _candidates(step, [row[0] for row in page]))
         filters = photocritique.filter_params()
@@ -304,7 +306,7 @@ def photocritique_references(
             step.counts[f"comments:{reason}"] += n
         with step.batch() as log:
             step.remember_inputs(log, fingerprint)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 _EXPORT_QUERY = """
@@ -326,6 +328,7 @@ ORDER BY d.post_id
 
 
 @asset(
+    metadata=writes("export_file", where="dataset = 'photocritique'"),
     code_version="1",
     deps=[photocritique_references],
     description="One record per kept post (id, image path and hash, title, body, three ranked critiques with"
@@ -345,6 +348,6 @@ def photocritique_export(
     )
     with recorded_step(context, wh, {"export_dir": str(out_dir)}) as step:
         publish(step, "photocritique", files, kept)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 

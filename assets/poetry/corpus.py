@@ -20,6 +20,7 @@ from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.poetry.logic.poems import Poem, PoemCorpusError, PoemRejection, parse_poem, poem_records
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import write_poems, write_source_reads
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
@@ -31,6 +32,7 @@ REKEY_SCOPE = "poetry"
 
 
 @asset(
+    metadata=writes("poem", "poem_source_read"),
     code_version="1",
     description="Poems (id, title, author, original text, translation, themes, form) from JSON or CSV corpus files;"
     " every rejected record keeps its locator and reason.",
@@ -57,7 +59,7 @@ def poem_corpus(context: AssetExecutionContext, warehouse: WarehouseResource, po
                 context.log.warning(f"{exc}; the file is rejected and the other corpus files are read")
                 continue
             _read_file(step, path, sha, itertools.chain(first, records), poetry.batch_size)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _read_file(step: Step, path: Path, sha: str, records, batch_size: int) -> None:

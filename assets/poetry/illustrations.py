@@ -29,6 +29,7 @@ from assets.poetry.logic.poems import Poem, illustration_prompt, illustration_te
 from assets.poetry.corpus import poem_corpus
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import load_poems, write_illustrations
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.image_editing import ImageGeneratorsResource
@@ -47,6 +48,7 @@ def item_id_for(poem_id: str, generator: str) -> str:
 
 
 @asset(
+    metadata=writes("poem_illustration", images="image_uri"),
     code_version="1",
     deps=[poem_corpus],
     description="Each poem illustrated by each configured text-to-image model with one fixed prompt (or, with none"
@@ -78,7 +80,7 @@ def poem_illustrations(
                 _stand_ins(step, store, poetry, poems, done)
                 step.notes["stand_ins"] = (f"stand-in paintings from {poetry.stand_in_folder} used as illustrations"
                                            f" ({poetry.stand_in_models} stand-in generators); they are not model output")
-    return MaterializeResult(metadata=step.summary())
+    return step.result(store)
 
 
 def _generate(step: Step, store: BlobStore, resource: ImageGeneratorsResource, poetry: PoetrySettings,

@@ -23,6 +23,7 @@ from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.scores import poem_scores
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import load_poems, replace_judge_agreement, write_judgements
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.model_providers import ModelProvidersResource
@@ -34,6 +35,7 @@ JUDGE_STAGE = "poem_judge"
 
 
 @asset(
+    metadata=writes("poem_judgement", "poem_judge_agreement"),
     code_version="1",
     deps=[poem_illustrations, poem_scores],
     description="Each illustration scored per rubric dimension by the configured model role (cached, logged); mean"
@@ -83,7 +85,7 @@ def poem_judge_scores(
 
         run_items(step, JUDGE_STAGE, items, rate, write, batch_size=poetry.batch_size, workers=poetry.judge_max_concurrency)
         _agreement(step, judge)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _judgement_row(item: tuple, judge: str, outcome: CallOutcome) -> dict:

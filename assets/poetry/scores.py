@@ -17,6 +17,7 @@ from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import replace_benchmark_statistics, replace_image_scores
 from assets.poetry.survey import poem_survey_responses
 from assets.poetry.text_integrity import poem_text_integrity
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.ids import digest_of, entity_id
@@ -32,6 +33,7 @@ def kept_responses(con) -> list[SurveyResponse]:
 
 
 @asset(
+    metadata=writes("poem_image_score"),
     code_version="1",
     deps=[poem_survey_responses, poem_text_integrity],
     description="Per illustration: each rubric dimension's mean over kept raters (not-applicable answers excluded), the"
@@ -48,7 +50,7 @@ def poem_scores(context: AssetExecutionContext, warehouse: WarehouseResource) ->
         inputs = digest_of([[r.as_dict() for r in responses], text_labels, sorted(items)])
         if last == inputs:
             step.notes["unchanged"] = "same kept responses, text labels and illustrations as last time"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         labels = {item: label for item, label, _ in text_labels}
         sources = {item: source for item, _, source in text_labels}
         scores = image_scores([r for r in responses if r.item_id in items], labels)
@@ -74,10 +76,11 @@ def poem_scores(context: AssetExecutionContext, warehouse: WarehouseResource) ->
             log.derived(edges)
             step.remember_inputs(log, inputs)
         step.counts.update({"images_scored": len(rows), "responses_used": len(responses)})
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 @asset(
+    metadata=writes("poem_model_score", "poem_agreement", "poem_rank_frequency"),
     code_version="1",
     deps=[poem_scores],
     description="Within-one-level agreement per dimension on multi-rated images, per-model means per dimension, and a"
@@ -96,7 +99,7 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
         inputs = digest_of([score_rows, [r.as_dict() for r in responses], params])
         if last == inputs:
             step.notes["unchanged"] = "same scores, responses and bootstrap settings as last time"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         model_of = {row[0]: row[2] for row in score_rows}
         scores = {item: ImageScore(item, n_raters, json.loads(dims), json.loads(n_ratings), quality, recognizability,
                                    survey_text, label_source is not None)
@@ -130,11 +133,11 @@ def poem_benchmark_statistics(context: AssetExecutionContext, warehouse: Warehou
             step.notes["rank_one_share"] = {g: ranks.frequencies[g].get(1, 0.0) for g in ranks.models}
         else:
             step.notes["bootstrap"] = "fewer than two generators with scores: no ranking to resample"
-    return MaterializeResult(metadata={**step.summary(), "per_model": MetadataValue.json(
-        {g: {m: c.mean for m, c in cells.items()} for g, cells in means.items()})})
+    return step.result(per_model=MetadataValue.json({g: {m: c.mean for m, c in cells.items()} for g, cells in means.items()}))
 
 
 @asset(
+    metadata=writes("export_file", where="dataset = 'poetry_benchmark'"),
     code_version="2",
     deps=[poem_benchmark_statistics],
     description="poem_images.{jsonl,parquet} (one record per illustration: poem, generator or stand-in, image, rubric"
@@ -162,4 +165,4 @@ def poetry_benchmark_export(context: AssetExecutionContext, warehouse: Warehouse
                         " FROM poem_rater_annotations) FROM poem_image_score")
     with recorded_step(context, wh, {"export_dir": str(out)}) as step:
         publish(step, "poetry_benchmark", files, contents)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()

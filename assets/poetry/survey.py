@@ -47,6 +47,7 @@ from assets.poetry.store import (
     write_survey_files,
     write_survey_responses,
 )
+from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.warehouse import WarehouseResource
 from warehouse.db import registered
@@ -62,6 +63,7 @@ LETTERS = "ABCD"
 
 
 @asset(
+    metadata=writes("poem_phase1_item"),
     code_version="1",
     deps=[poem_illustrations],
     description="Phase-1 recognizability items: for each illustration the true poem and three distractors chosen by"
@@ -78,10 +80,10 @@ def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseRe
         inputs = digest_of([sorted((p.poem_id, p.content_sha256) for p in poems.values()), items, poetry.seed, DISTRACTOR_METHOD])
         if last == inputs and set(known) == {i[0] for i in items}:
             step.notes["unchanged"] = "same poems, illustrations and seed as last time"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         if not items:
             step.notes["skipped"] = "no illustrations yet"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         try:
             chosen = distractors(list(poems.values()), k=3)
         except ValueError as exc:
@@ -100,8 +102,8 @@ def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseRe
             write_file(step, log, "poetry_survey_items", sheet, [i[2] for i in items], "lists")
             step.remember_inputs(log, inputs)
         step.counts["items"] = len(rows)
-        step.notes["item_sheet"] = step.name_of(sheet.path)
-    return MaterializeResult(metadata=step.summary())
+        step.files["item_sheet"] = sheet.path
+    return step.result()
 
 
 # What the survey platform needs per item: the image (and its sha256, to pass through into the export so a response
@@ -115,6 +117,7 @@ _ITEM_SHEET_QUERY = (
 
 
 @asset(
+    metadata=writes("poem_survey_response", "poem_survey_exclusion", "poem_survey_file", "poem_survey_bad_row"),
     code_version="2",
     deps=[recognizability_items],
     description="Survey exports (phase 1 + the ten rubric dimensions per annotator and image) read back; quality"
@@ -143,7 +146,7 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         if last == inputs:
             step.notes["unchanged"] = "same survey files, items and quality-control settings as last time"
             _note_bad_rows(step, wh)
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         pending: list[Item[_Row]] = []
         responses: list[tuple[str, str, SurveyResponse]] = []
         bad: list[tuple[Item[_Row], Rejected]] = []
@@ -241,7 +244,7 @@ def poem_survey_responses(context: AssetExecutionContext, warehouse: WarehouseRe
         for e in result.exclusions:
             step.counts[f"excluded_{e.level}:{e.reason_code}"] += 1
         _note_bad_rows(step, wh)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _rater_pseudonyms(step: Step, poetry: PoetrySettings) -> RaterPseudonyms:

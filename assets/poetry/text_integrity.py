@@ -19,6 +19,7 @@ from assets.poetry.logic.text_labels import TextAdjudicationSheetError, TextFind
 from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import replace_text_labels, write_ocr
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobStoreResource
 from resources.ocr import OcrError, OcrResource
@@ -36,6 +37,7 @@ def _engine_key(ocr: OcrResource, engine) -> str:
 
 
 @asset(
+    metadata=writes("poem_text_label", "poem_ocr", "poem_text_adjudication"),
     code_version="1",
     deps=[poem_illustrations],
     description="Offline OCR of every illustration (leaked poem text or other recognisable characters), overridden by"
@@ -90,7 +92,7 @@ def poem_text_integrity(
                   for (sha, entity), shown in by_image.items())
         run_items(step, TEXT_STAGE, images, read, write, batch_size=poetry.batch_size)
         _label(step, poetry, engine_key)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _label(step, poetry: PoetrySettings, engine_key: str) -> None:

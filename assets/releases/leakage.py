@@ -14,6 +14,7 @@ from dataclasses import asdict
 import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
+from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from assets.releases.logic.leakage import REASONS, Exclusion, Overlap, SplitImage, exclusions
 from assets.releases.store import replace_exclusions
@@ -42,6 +43,7 @@ ORDER BY ALL
 
 
 @asset(
+    metadata=writes("release_exclusion"),
     code_version="1",
     deps=[AssetKey(key) for key in SPLIT_ASSETS],
     description="Training images (CritiqueCanvas train, AesEval train) that are, or duplicate, an image another"
@@ -66,7 +68,7 @@ def release_leakage_guard(context: AssetExecutionContext, warehouse: WarehouseRe
         inputs = digest_of([[asdict(o) for o in overlaps], sorted(next_hop.items())])
         if last == inputs:
             step.notes["unchanged"] = "same overlaps between training and held-out images as the last decision"
-            return MaterializeResult(metadata=step.summary())
+            return step.result()
         found = exclusions(overlaps, next_hop)
         with step.batch() as log:
             rows = [_row(x, log.activity_id) for x in found]
@@ -84,7 +86,7 @@ def release_leakage_guard(context: AssetExecutionContext, warehouse: WarehouseRe
             step.counts[f"excluded:{x.dataset}/{x.split}:{x.reason}"] += 1
         step.counts["overlaps"] = len(overlaps)
         step.counts["exclusions"] = len(found)
-    return MaterializeResult(metadata=step.summary())
+    return step.result()
 
 
 def _overlap(row: tuple) -> Overlap:

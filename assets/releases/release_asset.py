@@ -5,6 +5,7 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
+from assets.core.materialization import writes
 from assets.core.step import aesforge_version, recorded_step
 from assets.releases.settings import ReleaseSettings
 from assets.releases.writer import ReleaseSpec, write_release
@@ -27,6 +28,7 @@ def release_asset(spec: ReleaseSpec, deps: Sequence[str]) -> AssetsDefinition:
 
     @asset(
         name=f"{spec.dataset}_release",
+        metadata=writes("export_file", where=f"dataset = '{spec.dataset}_release'"),
         code_version=RELEASE_CODE_VERSION,
         deps=[AssetKey(key) for key in deps],
         description=f"{spec.pretty_name} as a self-contained release folder: Parquet shards per config and split with"
@@ -43,6 +45,6 @@ def release_asset(spec: ReleaseSpec, deps: Sequence[str]) -> AssetsDefinition:
                                     images=releases.images, shard_max_bytes=releases.shard_max_bytes,
                                     version=aesforge_version())
             step.counts["withheld_images"] = summary.withheld_images
-        return MaterializeResult(metadata=step.summary())
+        return step.result()
 
     return _release

@@ -347,6 +347,7 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
         last = step.last_inputs(log.con)
     if last == fingerprint and _intact(out):
         step.notes["unchanged"] = f"{out} already holds this release"
+        step.files["folder"] = out
         recorded = json.loads(manifest.read_text())
         return ReleaseSummary(out, recorded["files"], recorded["rows"], recorded["withheld_images"], False)
 
@@ -450,7 +451,7 @@ def _record(step: Step, spec: ReleaseSpec, out: Path, files: Mapping[str, str], 
             record_export(step, log, f"{spec.dataset}_release", out / rel, kind, n, [release_id], "part_of")
         step.remember_inputs(log, fingerprint)
     step.counts.update({f"rows:{key}": n for key, n in rows.items()})
-    step.notes["folder"] = step.name_of(out)
+    step.files["folder"] = out
 
 
 def _card_facts(con: duckdb.DuckDBPyConnection, spec: ReleaseSpec, configs: list[ConfigCard],

@@ -31,7 +31,7 @@ def test_an_export_is_recorded_by_name_and_found_again(tmp_path):
     assert publish(step, "d", [file], Contents("SELECT 'thing:a'", role="r"))
     assert _rows(wh, "SELECT path, n_rows FROM export_file") == [("../data/out/one.csv", 1)]
     assert json.loads(wh.scalar("SELECT attributes FROM entity WHERE kind = 'export_file'"))["path"] == "../data/out/one.csv"
-    assert step.notes["one.csv"] == "../data/out/one.csv"
+    assert step.summary()["one.csv"] == "../data/out/one.csv"  # the activity names it; the UI shows step.files as a path
     assert not publish(step, "d", [file], Contents("SELECT 'thing:a'", role="r"))  # unchanged: found by its name
 
 

@@ -15,7 +15,7 @@ from assets.context_canvas.logic.retention import CRITERION_KEYS, SHEET_COLUMNS
 from tests.support.critique_harness import failures, materialize
 from tests.support.pool_harness import step_summaries, write_config
 from tests.context_canvas.test_assets import _csv_row, _picture, _write_cases_csv, _write_sheet
-from tests.poetry.test_assets import TINY, _metadata, _ok, _run, _tiny_corpus, _write_config
+from tests.poetry.test_assets import TINY, _ok, _run, _tiny_corpus, _write_config
 from warehouse.db import Warehouse
 from warehouse.ids import sha256_file
 
@@ -49,7 +49,7 @@ def test_an_exception_judging_one_illustration_is_its_internal_error_and_the_oth
     [(entity, detail)] = _internal_errors(wh, "poem_judge")
     assert entity.startswith("p-b@stand-in-1|") and "KeyError: 'injected'" in detail and "exploding" in detail
     assert wh.scalar("SELECT item_key FROM item_quarantine WHERE stage = 'poem_judge'") == entity
-    summary = _metadata(first, "poem_judge_scores")
+    summary = step_summaries(wh, first.run_id)["poem_judge_scores"]
     assert summary["judged"] == 3 and summary["rejected:internal_error"] == 1
     assert wh.scalar("SELECT n_poems FROM poem_judge_agreement WHERE dimension = 'all'") is not None
 
@@ -57,7 +57,7 @@ def test_an_exception_judging_one_illustration_is_its_internal_error_and_the_oth
     calls = wh.scalar("SELECT count(*) FROM model_call")
     second = _run(config, ["poem_judge_scores"])
     _ok(second)
-    assert _metadata(second, "poem_judge_scores")["quarantined"] == 1
+    assert step_summaries(wh, second.run_id)["poem_judge_scores"]["quarantined"] == 1
     assert wh.scalar("SELECT count(*) FROM model_call") == calls and len(_internal_errors(wh, "poem_judge")) == 1
 
 
