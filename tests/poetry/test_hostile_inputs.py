@@ -18,6 +18,7 @@ from assets.core.logic.sheets import read_sheet_file
 from tests.poetry.test_assets import RATERS, _metadata, _ok, _run, _write_config
 from tests.support.hostile.poetry import STAND_IN_MODELS, write_corpus_cases, write_survey_cases
 from tests.support.hostile.records import KEPT, read_all_or_file_error
+from tests.support.pool_harness import step_summaries
 from warehouse.db import Warehouse
 
 ASSETS = ["poem_corpus", "poem_illustrations", "recognizability_items", "poem_survey_responses"]
@@ -87,7 +88,7 @@ def test_every_hostile_poem_and_survey_input_gets_one_outcome_and_a_rerun_adds_n
     second = _run(config, ASSETS)
     _ok(second)
     assert _snapshot(wh) == before
-    assert _metadata(second, "poem_corpus") == {"files_unchanged": len(corpus.files)}
+    assert step_summaries(wh, second.run_id)["poem_corpus"] == {"files_unchanged": len(corpus.files)}
 
 
 def test_an_exception_on_one_poem_is_its_internal_error_quarantined_until_the_record_changes(tmp_path, monkeypatch):
@@ -112,14 +113,14 @@ def test_an_exception_on_one_poem_is_its_internal_error_quarantined_until_the_re
     [(code, detail)] = wh.query("SELECT reason_code, detail FROM rejection WHERE stage = 'poem_corpus'").itertuples(index=False)
     assert code == "internal_error"
     assert "../poems.csv#line=3" in detail and "ZeroDivisionError: injected" in detail and "exploding" in detail
-    assert _metadata(first, "poem_corpus")["rejected:internal_error"] == 1
+    assert "| rejected: internal error | 1 |" in _metadata(first, "poem_corpus")["counts"]
 
     # Another record changes (the file is read again): the quarantined record is skipped, not retried.
     calls.clear()
     corpus.write_text("\n".join([*rows, "p-4,Four,A,w"]) + "\n", encoding="utf-8")
     second = _run(config, ["poem_corpus"])
     _ok(second)
-    assert "p-2" not in calls and _metadata(second, "poem_corpus")["quarantined"] == 1
+    assert "p-2" not in calls and "| quarantined | 1 |" in _metadata(second, "poem_corpus")["counts"]
     assert wh.scalar("SELECT count(*) FROM rejection WHERE reason_code = 'internal_error'") == 1
 
     # The record itself changes: it is read again, and its internal_error and quarantine go.
@@ -160,7 +161,7 @@ def test_an_exception_checking_one_survey_row_is_its_internal_error_and_the_othe
     others = [case for case in survey.cases if case.source == export and case is not boom]
     assert {case.name: _survey_outcomes(wh, case) for case in others} == {case.name: [case.expected] for case in others}
     assert _survey_outcomes(wh, boom) == []
-    summary = _metadata(first, "poem_survey_responses")
+    summary = step_summaries(wh, first.run_id)["poem_survey_responses"]
     assert summary["responses"] == 1 and summary["rejected:internal_error"] == 1
 
     # Unchanged inputs: nothing is read again and nothing is added.
@@ -173,7 +174,7 @@ def test_an_exception_checking_one_survey_row_is_its_internal_error_and_the_othe
     config = _write_config(tmp_path / "run", {**poetry, "qc": {"min_seconds": 10.0}})
     second = _run(config, ["poem_survey_responses"])
     _ok(second)
-    assert row not in checked and checked and _metadata(second, "poem_survey_responses")["quarantined"] == 1
+    assert row not in checked and checked and "| quarantined | 1 |" in _metadata(second, "poem_survey_responses")["counts"]
     assert wh.scalar("SELECT count(*) FROM rejection WHERE reason_code = 'internal_error'") == 1
 
     # The export changes: its rows are new items, the row is checked again, and the old internal_error goes.
