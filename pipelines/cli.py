@@ -10,25 +10,28 @@ import os
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from pipelines.config import SAMPLE_CONFIG, ConfigError, config_path, load_config, pipeline_modules
+from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, ConfigError, config_path, load_config, pipeline_modules, warehouse_settings
 from warehouse.db import Warehouse, WarehouseDamaged, WarehouseUnavailable, storage_failure
 
 JOB_NAME = "full_rebuild_job"
+CODE_LOCATION_MODULE = "pipelines.definitions"  # what workspace.yaml loads; `dagster dev` names the location after it
 INSTANCE_SETTINGS = """\
 # Written by aesforge for the instance it keeps beside the warehouse (edit freely; aesforge never overwrites it).
 # No usage statistics leave this machine; runs, events and schedules stay in the default SQLite storage here.
 telemetry:
   enabled: false
+# Step processes print INFO and above (progress, warnings) and keep their DEBUG chatter ("Executing step ... in
+# subprocess") out of the terminal; Dagster's own events are recorded whatever this level.
+python_logs:
+  python_log_level: INFO
 """
-
-
-def full_rebuild_job_target():
-    """Module-level loader so Dagster's multiprocess executor can rebuild the job in each step process."""
-    from pipelines.definitions import defs
-
-    return defs.resolve_job_def(JOB_NAME)
+EARLIER_INSTANCE_SETTINGS = ("""\
+# Written by aesforge for the instance it keeps beside the warehouse (edit freely; aesforge never overwrites it).
+# No usage statistics leave this machine; runs, events and schedules stay in the default SQLite storage here.
+telemetry:
+  enabled: false
+""",)
+"""What earlier aesforge versions wrote: such a file is aesforge's, not the user's, and is brought up to date."""
 
 
 def _use_config(path: str | None) -> tuple[Path, dict]:
@@ -46,50 +49,53 @@ def _instance(warehouse_path: str):
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home)
         settings = home / "dagster.yaml"
-        if not settings.exists():  # ours to write; a dagster.yaml someone put there is theirs, left as it is
+        # ours to write; a dagster.yaml someone put there (or edited) is theirs, left as it is
+        if not settings.exists() or settings.read_text() in EARLIER_INSTANCE_SETTINGS:
             settings.write_text(INSTANCE_SETTINGS)
     return DagsterInstance.get()
 
 
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING",
-                 tags: dict[str, str] | None = None) -> int:
-    from dagster import execute_job, reconstructable
-
+                 tags: dict[str, str] | None = None, job: str = JOB_NAME, force: bool = False) -> int:
+    """Run ``job`` (or the ``select``ed assets of it) as a run of the code location, building only what is not up to
+    date (``pipelines.rebuild_plan``) unless ``force``; 0 when it succeeded or had nothing to do."""
     from assets.core.step import close_abandoned, run_process_tags
 
     path, config = _use_config(config_file)
     from pipelines.definitions import defs  # after _use_config: the code location loads the same file
 
     graph = defs.resolve_asset_graph()
-    known = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    jobs = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+    if _refused("run", "job", job, jobs):
+        return 2
+    in_job = set(defs.resolve_job_def(job).asset_layer.selected_asset_keys)
+    known = {key.to_user_string() for key in in_job}
     unknown = sorted({clause.strip("+*") for clause in select or []} - known)
     if unknown:
-        print(f"unknown asset(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
+        print(f"unknown asset(s) in {job}: {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
-    selected = _selected(graph, select) if select else None
-    run_config = {
-        "execution": {"config": {executor: {}}},
-        "loggers": {"console": {"config": {"log_level": log_level}}},
-    }
-    print(f"aesforge: running {JOB_NAME} with {path} ({executor} executor)")
-    run_id = "(not started)"
+    selected = (_selected(graph, select) & in_job) if select else in_job
+    print(f"aesforge: {job} with {path}" + ("" if executor == "auto" else f" ({executor} executor)"))
+    run_id = None
     try:
         with _instance(config["warehouse"]["path"]) as instance:
             wh = _warehouse(config)
             wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
             close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
-            for line in _unbuilt_upstream(graph, selected, instance) if selected else ():
+            reasons, outside = _plan(defs, graph, selected, instance, wh.root, force)
+            for line in _outdated_upstream(graph, selected, outside):
                 print(f"warning: {line}", file=sys.stderr)
-            result = execute_job(
-                reconstructable(full_rebuild_job_target),
-                instance=instance,
-                run_config=run_config,
-                asset_selection=sorted(selected) if selected else None,
-                raise_on_error=False,
-                tags={**run_process_tags(), **(tags or {})},
-            )
-            run_id = result.run_id
-            failed = {e.step_key: e.step_failure_data.error for e in result.all_events if e.is_step_failure}
+            order = [key for key in graph.toposorted_asset_keys if key in selected]
+            if not reasons:
+                print(f"nothing to do: all {len(order)} selected assets are up to date (aesforge run --force builds them"
+                      " anyway)")
+            else:
+                _print_plan(order, reasons)
+                chosen = executor if executor != "auto" else _auto_executor(len(reasons), len(order))
+                if chosen != executor:
+                    print(f"executor: {chosen}")
+                run_id, failed = _execute(job, reasons, chosen, log_level, {**run_process_tags(), **(tags or {})},
+                                          instance)
         print_summary(config, run_id)
     except WarehouseDamaged:
         raise
@@ -97,14 +103,99 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
         cause = storage_failure(exc)
         if cause is None:
             raise
-        print(f"run {run_id} FAILED: {cause}", file=sys.stderr)
+        print(f"run {run_id or '(not started)'} FAILED: {cause}", file=sys.stderr)
         return 1
-    if not result.success:
-        print(f"run {run_id} FAILED in step(s): {', '.join(failed) or 'see the Dagster event log'}", file=sys.stderr)
-        for step, error in failed.items():
-            print(f"  {step}: {_root_message(error)}", file=sys.stderr)
+    if run_id and failed:
+        print(f"run {run_id} FAILED in step(s): {', '.join(failed)}", file=sys.stderr)
+        for step, message in failed.items():
+            print(f"  {step}: {message}", file=sys.stderr)
         return 1
     return 0
+
+
+def _plan(defs, graph, selected: set, instance, root: Path, force: bool) -> tuple[dict, dict]:
+    """Why each selected asset is built (all of them when ``force``), and why each of their upstream assets left out
+    of the selection is out of date (never built, changed code or inputs, or upstream of one that is)."""
+    from dagster import AssetSelection
+
+    from assets.core.input_fingerprint import inputs_fingerprint
+    from pipelines.rebuild_plan import last_builds, rebuild_reasons
+
+    scope = AssetSelection.assets(*selected).upstream().resolve(graph)
+    order = [key for key in graph.toposorted_asset_keys if key in scope]
+    resources = defs.resources or {}
+    fingerprints = {key: inputs_fingerprint({name: resources[name] for name in defs.resolve_assets_def(key).required_resource_keys
+                                             if name in resources}, root) for key in order}
+    parents = {key: graph.get(key).parent_keys for key in order}
+    code_versions = {key: graph.get(key).code_version for key in order}
+    last = last_builds(instance, order)
+    everywhere = rebuild_reasons(order, parents, code_versions, fingerprints, last)
+    outside = {key: reason for key, reason in everywhere.items() if key not in selected}
+    if force:
+        return {key: "forced" for key in order if key in selected}, outside
+    inside = [key for key in order if key in selected]
+    return rebuild_reasons(inside, parents, code_versions, fingerprints, last), outside
+
+
+def _auto_executor(building: int, selected: int) -> str:
+    """A process per step when most of the selection is built (independent branches then run side by side), one
+    process otherwise: an incremental build is a few steps, most finding little to do, and a process per step
+    would cost more in start-up (seconds of imports each) than the steps themselves."""
+    return "multiprocess" if building * 2 > selected else "in_process"
+
+
+def _print_plan(order: list, reasons: dict) -> None:
+    """What will be built and why, one line per reason (a cold build is one line), and what is up to date."""
+    by_reason: dict[str, list[str]] = {}
+    for key in order:
+        if key in reasons:
+            by_reason.setdefault(reasons[key], []).append(key.to_user_string())
+    print(f"building {len(reasons)} of {len(order)} assets:")
+    for reason, names in by_reason.items():
+        print(f"  {', '.join(names)}: {reason}")
+    fresh = [key.to_user_string() for key in order if key not in reasons]
+    if fresh:
+        print(f"  up to date, not run: {', '.join(fresh)}")
+
+
+def _execute(job: str, keys, executor: str, log_level: str, tags: dict[str, str], instance) -> tuple[str, dict[str, str]]:
+    """Run ``keys`` of ``job`` as a run of the code location `dagster dev` shows (its origin, so the run is listed
+    under the job and on the timeline), with the executor asked for; the run id and each failed step's message."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+    from dagster._core.execution.api import execute_run
+
+    repository = ReconstructableRepository.for_module(CODE_LOCATION_MODULE, "defs", working_directory=str(REPO_ROOT))
+    recon_job = repository.get_reconstructable_job(job)
+    job_def = recon_job.get_definition()
+    run_config = {"execution": {"config": {executor: {}}},
+                  "loggers": {"console": {"config": {"log_level": log_level, "print_failures": False}}}}
+    run = instance.create_run_for_job(
+        job_def=job_def, run_config=run_config, tags=tags, asset_selection=frozenset(keys),
+        remote_job_origin=_remote_origin(job), job_code_origin=recon_job.get_python_origin(),
+    )
+    result = execute_run(recon_job, run, instance, raise_on_error=False)
+    failed = {event.step_key: _root_message(event.step_failure_data.error) for event in result.all_events
+              if event.is_step_failure}
+    if not result.success and not failed:
+        failed = {"(run)": "see the Dagster event log"}
+    return result.run_id, failed
+
+
+def _remote_origin(job: str):
+    """The origin `dagster dev` gives ``job`` when it loads workspace.yaml: location ``pipelines.definitions`` (the
+    module), repository ``__repository__`` (a ``Definitions`` object's)."""
+    from dagster._core.definitions.repository_definition import SINGLETON_REPOSITORY_NAME
+    from dagster._core.remote_origin import (
+        ManagedGrpcPythonEnvCodeLocationOrigin,
+        RemoteJobOrigin,
+        RemoteRepositoryOrigin,
+    )
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+    target = LoadableTargetOrigin(executable_path=sys.executable, module_name=CODE_LOCATION_MODULE,
+                                  working_directory=str(REPO_ROOT))
+    location = ManagedGrpcPythonEnvCodeLocationOrigin(loadable_target_origin=target, location_name=CODE_LOCATION_MODULE)
+    return RemoteJobOrigin(RemoteRepositoryOrigin(location, SINGLETON_REPOSITORY_NAME), job)
 
 
 def _selected(graph, select: list[str]) -> set:
@@ -118,17 +209,24 @@ def _selected(graph, select: list[str]) -> set:
     return keys
 
 
-def _unbuilt_upstream(graph, selected: set, instance) -> list[str]:
-    """Each asset of the selection whose upstream asset, left out of it, has never been materialized in this
-    instance: the run would read nothing from it (an empty export), so say so and how to pull it in."""
+def _outdated_upstream(graph, selected: set, outside: dict) -> list[str]:
+    """Each selected asset that reads an out-of-date asset left out of the selection: the run would read stale or
+    no data from it (an empty export), so say so and how to pull it in."""
     lines = []
     for key in sorted(selected):
-        missing = sorted(parent.to_user_string() for parent in graph.get(key).parent_keys
-                         if parent not in selected and instance.get_latest_materialization_event(parent) is None)
-        if missing:
-            lines.append(f"{key.to_user_string()} reads {', '.join(missing)}, never materialized here: its output"
-                         f" will be empty; select +{key.to_user_string()} to build it too")
+        stale = sorted(parent for parent in graph.get(key).parent_keys if parent in outside)
+        if stale:
+            named = "; ".join(f"{parent.to_user_string()} ({outside[parent]})" for parent in stale)
+            lines.append(f"{key.to_user_string()} reads {named}, left out of the selection: its output will be built"
+                         f" from what is there now; select +{key.to_user_string()} to build it too")
     return lines
+
+
+def _counts_line(summary: dict, width: int = 110) -> str:
+    """A stage's numeric counts as ``name n, name n, ...`` cut to ``width`` characters (its notes stay in the
+    warehouse's activity table and the Dagster UI)."""
+    text = ", ".join(f"{name} {value}" for name, value in sorted(summary.items()) if isinstance(value, int))
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _table(wh, title: str, sql: str) -> None:
@@ -153,17 +251,19 @@ def _warehouse(config: dict) -> Warehouse:
                      blob_root=settings.get("blob_root"))
 
 
-def print_summary(config: dict, run_id: str) -> None:
-    """What the run did, then each pipeline's report (``assets/<package>/report.py``) in data-flow order."""
+def print_summary(config: dict, run_id: str | None) -> None:
+    """What the run did (if one ran), then each pipeline's report (``assets/<package>/report.py``) in data-flow
+    order: the same figures whether the run built everything or found everything up to date."""
+    import pandas as pd
+
     wh = _warehouse(config)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 80)
-    steps = wh.query(
-        "SELECT asset_key, status, summary FROM activity WHERE run_id = ? ORDER BY started_at", [run_id]
-    )
-    print(f"\nrun {run_id}: what each stage did")
-    for asset_key, status, summary in steps.itertuples(index=False):
-        print(f"  {asset_key:<22} {status:<8} {json.dumps(json.loads(summary or '{}'), sort_keys=True)}")
+    if run_id:
+        steps = wh.query("SELECT asset_key, status, summary FROM activity WHERE run_id = ? ORDER BY started_at", [run_id])
+        print(f"\nrun {run_id}: what each stage did")
+        for asset_key, status, summary in steps.itertuples(index=False):
+            print(f"  {asset_key:<28} {status:<8} {_counts_line(json.loads(summary or '{}'))}")
     for report in sorted(pipeline_modules("report"), key=lambda module: module.REPORT_ORDER):
         for part in report.report(wh, config):  # a line to print, or a (title, SQL) table
             if isinstance(part, str):
@@ -182,6 +282,7 @@ def print_summary(config: dict, run_id: str) -> None:
 
 def run_sql(config_file: str | None, sql: str) -> int:
     import duckdb
+    import pandas as pd
 
     _, config = _use_config(config_file)
     wh = _warehouse(config)
@@ -199,8 +300,8 @@ def show_provenance(config_file: str | None, item: str, as_json: bool) -> int:
     """Where ``item`` came from, as a tree (or JSON), read through the warehouse's ``provenance`` macro."""
     from pipelines.provenance_tree import provenance_json, provenance_tree
 
-    _, config = _use_config(config_file)
-    with _warehouse(config).transaction() as con:
+    path = Path(config_file).expanduser().resolve() if config_file else config_path()
+    with warehouse_settings(path).get_warehouse().transaction() as con:  # the warehouse section alone: no Dagster
         cursor = con.execute("SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id", [item])
         names = [d[0] for d in cursor.description]
         rows = [dict(zip(names, row)) for row in cursor.fetchall()]
@@ -237,24 +338,50 @@ def retry_rejected(config_file: str | None, reason: str, stage: str | None = Non
 
 
 def make_sample(out: str) -> int:
+    """Build the sample in a scratch folder beside ``out``, then sync it into ``out`` (``sample.sync``): unchanged
+    files keep their bytes and times, so a second ``aesforge demo`` finds nothing to do."""
+    import shutil
+    import tempfile
+
+    from sample.make_corpus import check_sample_folder
+    from sample.sync import sync_tree
+
+    target = Path(out).resolve()
+    try:
+        check_sample_folder(target)
+    except FileExistsError as exc:
+        print(f"aesforge sample: {exc}", file=sys.stderr)
+        return 2
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        _build_sample(scratch)
+        counts = sync_tree(scratch, target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"sample written to {target}: {counts['written']} files written, {counts['kept']} unchanged,"
+          f" {counts['removed']} removed")
+    return 0
+
+
+def _build_sample(out: Path) -> None:
+    """Every fixture of the sample under ``out`` (each depends only on relative positions inside it)."""
     from sample.context_fixture import write_context_sample
     from sample.design_fixture import build_design_fixture
     from sample.make_corpus import build_corpus
     from sample.poem_fixture import write_poem_sample
     from sample.reddit_fixture import write_fixture
 
-    summary = build_corpus(Path(out))
-    print(f"sample corpus written to {Path(out).resolve()}: {json.dumps(summary.get('counts', {}), sort_keys=True)}")
-    reddit = write_fixture(Path(out) / "reddit")
-    print(f"sample Reddit archive written to {(Path(out) / 'reddit').resolve()}: {json.dumps(reddit.get('counts', reddit), sort_keys=True, default=str)}")
-    designs = build_design_fixture(Path(out) / "designs")
-    print(f"sample Crello designs written to {(Path(out) / 'designs').resolve()}: {len(designs['designs'])} designs (v4 and v5),"
-          f" {len(designs['broken'])} broken records")
-    poems = write_poem_sample(Path(out) / "poetry")
-    print(f"sample poems and fixture survey written to {(Path(out) / 'poetry').resolve()}: {json.dumps(poems.get('counts', {}), sort_keys=True)}")
-    cases = write_context_sample(Path(out) / "context", Path(out))
-    print(f"sample contextual-suitability cases written to {(Path(out) / 'context').resolve()}: {json.dumps(cases.get('counts', {}), sort_keys=True)}")
-    return 0
+    summary = build_corpus(out)
+    print(f"sample corpus: {json.dumps(summary.get('counts', {}), sort_keys=True)}")
+    reddit = write_fixture(out / "reddit")
+    print(f"sample Reddit archive: {json.dumps(reddit.get('counts', {k: v for k, v in reddit.items() if k != 'out_dir'}), sort_keys=True, default=str)}")
+    designs = build_design_fixture(out / "designs")
+    print(f"sample Crello designs: {len(designs['designs'])} designs (v4 and v5), {len(designs['broken'])} broken records")
+    poems = write_poem_sample(out / "poetry")
+    print(f"sample poems and fixture survey: {json.dumps(poems.get('counts', {}), sort_keys=True)}")
+    cases = write_context_sample(out / "context", out)
+    print(f"sample contextual-suitability cases: {json.dumps(cases.get('counts', {}), sort_keys=True)}")
 
 
 def _refused(command: str, what: str, name: str, names: list[str]) -> bool:
@@ -283,7 +410,7 @@ def run_release(config_file: str | None, name: str, out: str | None, executor: s
     if _refused("release", "dataset", name, release_names()):
         return 2
     tags = {RELEASE_FOLDER_TAG: str(Path(out).expanduser().resolve())} if out else None
-    code = run_pipeline(config_file, [f"{name}_release"], executor, tags=tags)
+    code = run_pipeline(config_file, [f"{name}_release"], executor, tags=tags, force=True)
     if code == 0:
         _, config = _use_config(config_file)
         print_releases(config, [name], Path(out).expanduser().resolve() if out else None)
@@ -304,8 +431,10 @@ def run_evaluation(config_file: str | None, benchmark: str, tags: dict[str, str]
     _use_config(config_file)
     if _refused(command, "benchmark", benchmark, benchmark_names()):
         return 2
-    code = run_pipeline(config_file, [f"{benchmark}_evaluation"], "in_process", tags=tags)
+    code = run_pipeline(config_file, [f"{benchmark}_evaluation"], "in_process", tags=tags, force=True)
     if code == 0:
+        import pandas as pd
+
         _, config = _use_config(config_file)
         frame = _warehouse(config).query(
             "SELECT model, condition, metric, status, round(mean, 4) AS mean, round(ci_low, 4) AS ci_low,"
@@ -355,7 +484,7 @@ def print_releases(config: dict, names: list[str], folder: Path | None = None) -
 def demo() -> int:
     """Generate the sample and run the whole pool on it with the bundled config."""
     make_sample(str(SAMPLE_CONFIG.parent.parent / "data" / "sample"))
-    code = run_pipeline(str(SAMPLE_CONFIG), None, "multiprocess")
+    code = run_pipeline(str(SAMPLE_CONFIG), None, "auto")
     if code == 0:
         _, config = _use_config(str(SAMPLE_CONFIG))
         wh = _warehouse(config)
@@ -386,7 +515,7 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "sample":
             return make_sample(args.out)
         if args.command == "run":
-            return run_pipeline(args.config, args.select, args.executor, args.log_level)
+            return run_pipeline(args.config, args.select, args.executor, args.log_level, job=args.job, force=args.force)
         if args.command == "sql":
             return run_sql(args.config, args.query)
         if args.command == "release":

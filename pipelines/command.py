@@ -1,7 +1,7 @@
 """`aesforge`: run the pipeline headlessly against a config file, query the warehouse, make the sample.
 
     aesforge sample [--out data/sample]
-    aesforge run [--config FILE] [--select ASSET ...] [--executor multiprocess|in_process]
+    aesforge run [--config FILE] [--job NAME] [--select ASSET ...] [--force] [--executor auto|multiprocess|in_process]
     aesforge sql [--config FILE] "SELECT ..."
     aesforge provenance [--config FILE] [--json] ITEM_ID
     aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
@@ -27,11 +27,15 @@ def parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     sample = commands.add_parser("sample", help="generate the deterministic sample corpus")
     sample.add_argument("--out", default="data/sample")
-    run = commands.add_parser("run", help="materialize the pool (or a selection) headlessly")
+    run = commands.add_parser("run", help="build what is out of date: every asset (or a job's, or a selection)")
     run.add_argument("--config", help="config file (default: $AESFORGE_CONFIG, ./aesforge.yaml, or the sample config)")
-    run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets (e.g. source_records fetched_files;"
-                     " +name adds its parents, *name everything upstream, name+ / name* downstream)")
-    run.add_argument("--executor", choices=["multiprocess", "in_process"], default="multiprocess")
+    run.add_argument("--job", default="full_rebuild_job", help="the job to run (default: full_rebuild_job, every asset)")
+    run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets of the job (e.g. source_records"
+                     " fetched_files; +name adds its parents, *name everything upstream, name+ / name* downstream)")
+    run.add_argument("--force", action="store_true", help="build the selection even where it is up to date")
+    run.add_argument("--executor", choices=["auto", "multiprocess", "in_process"], default="auto",
+                     help="auto: a process per step when most of the selection is built, else one process (no start-up"
+                     " cost per step)")
     run.add_argument(
         "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="Dagster's console log level"
     )

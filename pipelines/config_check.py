@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 import yaml
-from dagster import DagsterError
-from dagster._core.errors import DagsterInvalidConfigError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from resources.config_paths import PathField
@@ -225,6 +223,9 @@ def construct(cls: type, values: Any, path: KeyPath, **extra: Any) -> tuple[Any,
 
 def validate(build: Callable[[Any], Any], values: Any, path: KeyPath) -> tuple[Any, list[Problem]]:
     """``build(values)``, or None and one problem per key pydantic (or Dagster) refused."""
+    from dagster import DagsterError  # here, not at the top: reading the warehouse section needs no Dagster
+    from dagster._core.errors import DagsterInvalidConfigError
+
     try:
         return build(values), []
     except ValidationError as exc:

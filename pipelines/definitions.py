@@ -9,6 +9,7 @@ from __future__ import annotations
 from dagster import AssetSelection, Definitions, define_asset_job
 
 from pipelines.config import build_resources, config_path, load_config, pipeline_modules
+from pipelines.console_log import console_logger
 
 full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
@@ -24,7 +25,8 @@ def pipeline_definitions() -> dict[str, Definitions]:
 
 def build_definitions(config: dict) -> Definitions:
     return Definitions.merge(*pipeline_definitions().values(),
-                             Definitions(jobs=[full_rebuild_job], resources=build_resources(config)))
+                             Definitions(jobs=[full_rebuild_job], resources=build_resources(config),
+                                         loggers={"console": console_logger}))
 
 
 defs = build_definitions(load_config(config_path()))

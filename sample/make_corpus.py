@@ -371,11 +371,16 @@ def _manifest_rows(files: list[_File]) -> list[dict[str, str]]:
     ]
 
 
-def _prepare(out_dir: Path) -> None:
-    """Clear a previous (even half-written) build; refuse a folder holding anything else."""
+def check_sample_folder(out_dir: Path) -> None:
+    """Refuse a folder holding anything a sample build does not write (it is not ours to overwrite)."""
     foreign = sorted(p.name for p in out_dir.iterdir() if p.name not in _BUILD_ENTRIES) if out_dir.exists() else []
     if foreign:
         raise FileExistsError(f"{out_dir} holds files that are not part of a sample build: {foreign[:5]}")
+
+
+def _prepare(out_dir: Path) -> None:
+    """Clear a previous (even half-written) build; refuse a folder holding anything else."""
+    check_sample_folder(out_dir)
     for tree in ("images", "inbox"):
         shutil.rmtree(out_dir / tree, ignore_errors=True)
     out_dir.mkdir(parents=True, exist_ok=True)

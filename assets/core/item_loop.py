@@ -215,6 +215,7 @@ class ItemLoop(Generic[P]):
             self._progress.close()
         if self.stopped:
             self.step.notes[f"{self.stage}_stopped"] = f"{self.stopped}; finished work is saved, the next run continues"
+            self.step.left_pending += 1  # at least one item was not reached: the step is not up to date
 
     def _todo(self, items: Iterable[Item[P]], known: dict[str, tuple[str, str]]) -> Iterator[tuple[list[Item[P]], set[str]]]:
         """Per chunk of ``batch_size`` read items: those to process (one per key, quarantined ones skipped), and the
@@ -375,6 +376,7 @@ class ItemLoop(Generic[P]):
             self.step.counts[result.count] += 1
         elif isinstance(result, Rejected):
             self.step.counts[f"rejected:{result.reason_code}"] += 1
+            self.step.left_pending += result.retryable  # tried again by the next run, so that run has work to do
         else:
             self.step.counts[f"rejected:{INTERNAL_ERROR}"] += 1
 

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, MaterializeResult, MetadataValue, RunsFilter
 
+from assets.core.input_fingerprint import INPUTS_KEY, LEFT_PENDING_KEY, NOT_INPUTS, inputs_fingerprint
 from assets.core.logic.previews import counts_markdown
 from assets.core.materialization import Output, declared_output, describe
 from resources.blob_store import BlobStore
@@ -95,6 +96,8 @@ class Step:
         self.counts: Counter[str] = Counter()
         self.notes: dict[str, Any] = {}
         self.files: dict[str, Path] = {}  # files the asset's output consists of (exports, sheets, releases), by label
+        self.inputs: str | None = None  # digest of its settings and input files (``input_fingerprint``)
+        self.left_pending = 0  # items left for a later run (a spent budget, a retryable failure)
 
     @contextmanager
     def batch(self) -> Iterator[ActivityLog]:
@@ -188,6 +191,7 @@ class Step:
             "counts": MetadataValue.md(counts_markdown(self.counts)),
             **self.notes,
             **{label: MetadataValue.path(str(path)) for label, path in self.files.items()},
+            **_rebuild_marks(self.inputs, self.left_pending),
             **extra,
         })
 
@@ -201,7 +205,20 @@ def _result(warehouse: Warehouse, output: Output, asset_key: str, store: BlobSto
 def unrecorded_result(context: AssetExecutionContext, warehouse: Warehouse, **extra: Any) -> MaterializeResult:
     """``Step.result`` for a materialization that decided before opening a step that it has nothing to do: the declared
     output as it stands (so its data version is unchanged) and ``extra``."""
-    return _result(warehouse, _output_of(context), context.asset_key.to_user_string(), None, extra)
+    return _result(warehouse, _output_of(context), context.asset_key.to_user_string(), None,
+                   {**_rebuild_marks(step_inputs(context, warehouse), 0), **extra})
+
+
+def step_inputs(context: AssetExecutionContext, warehouse: Warehouse) -> str:
+    """The digest of what this asset reads from outside the DAG: its resources' settings and the input files they
+    name, as ``aesforge run`` computes it before a run to tell whether the step has anything to do."""
+    keys = context.assets_def.required_resource_keys - NOT_INPUTS
+    return inputs_fingerprint({key: getattr(context.resources, key) for key in keys}, warehouse.root)
+
+
+def _rebuild_marks(inputs: str | None, left_pending: int) -> dict[str, Any]:
+    """What ``pipelines.rebuild_plan`` reads back from the materialization."""
+    return {INPUTS_KEY: inputs, LEFT_PENDING_KEY: left_pending} if inputs else {}
 
 
 def _output_of(context: AssetExecutionContext) -> Output:
@@ -254,6 +271,7 @@ def recorded_step(
         )
     step = Step(warehouse, log.activity_id, asset_key, f"{asset_key} v{code_version}; aesforge {aesforge_version()}",
                 context.log, output)
+    step.inputs = step_inputs(context, warehouse)  # before the step reads them: a later change shows next run
     try:
         yield step
     except BaseException as exc:

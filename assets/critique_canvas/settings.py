@@ -7,7 +7,7 @@ from pydantic import Field, field_validator
 
 from assets.critique_canvas.logic.admission import DEFAULT_SOURCE_TYPES, POOL_SOURCE_TYPES, unknown_source_types
 from assets.critique_canvas.logic.answers import DOMAINS
-from resources.config_paths import ConfigPath, ReturnedDir
+from resources.config_paths import OutputPath, ReturnedDir
 
 
 class CritiqueAuditSettings(Config):
@@ -19,7 +19,7 @@ class CritiqueAuditSettings(Config):
     allocation: str = Field(default="proportional", description="Across domains: proportional (to accepted pairs) or equal")
     acceptance_rule: str = Field(default="majority", description="majority (a tie rejects) or unanimous")
     min_reviewers: int = Field(default=1, description="Reviews a pair needs before it counts in the figures")
-    sheet_dir: ConfigPath = Field(default="data/audit/critique_canvas", description="Where blank review sheets are written")
+    sheet_dir: OutputPath = Field(default="data/audit/critique_canvas", description="Where blank review sheets are written")
     returned_dir: ReturnedDir = Field(default="data/audit/critique_canvas/returned", description="Where filled sheets (*.csv) are read")
 
 
@@ -40,7 +40,7 @@ class CritiqueSettings(ConfigurableResource):
     eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
     split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
     audit: CritiqueAuditSettings = Field(default_factory=CritiqueAuditSettings)
-    export_dir: ConfigPath = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")
+    export_dir: OutputPath = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")
 
     @field_validator("source_types")
     @classmethod

@@ -7,7 +7,7 @@ from dagster import Config, ConfigurableResource
 from pydantic import Field
 
 from assets.designs.logic.perturb import PerturbSettings
-from resources.config_paths import ConfigPath, ReturnedDir
+from resources.config_paths import ConfigPath, OutputPath, ReturnedDir
 
 
 class PerturbConfig(Config):
@@ -29,7 +29,7 @@ class ReviewConfig(Config):
     """Human review of perturbed designs (AesEval 3.2: several annotators per design, majority vote)."""
 
     round: str = Field(default="1", description="Written into the sheet; votes from every round count")
-    sheet_dir: ConfigPath = Field(default="data/review/designs", description="Where the blank review sheet is written")
+    sheet_dir: OutputPath = Field(default="data/review/designs", description="Where the blank review sheet is written")
     returned_dir: ReturnedDir = Field(default="data/review/designs/returned", description="Where filled sheets (*.csv) are read")
     tie_breaker: Optional[str] = Field(default=None, description="None: a tie stays unresolved (the heuristic labels it); flawed or good")
     min_votes: int = Field(default=1, description="Votes an item needs before the human label is used")
@@ -54,7 +54,7 @@ class DesignSettings(ConfigurableResource):
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
     question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")
     box_units: str = Field(default="pixels", description="pixels ([x1, y1, x2, y2]) or normalised (fractions of the canvas)")
-    export_dir: ConfigPath = Field(default="data/exports/aeseval", description="Where the question files are written")
+    export_dir: OutputPath = Field(default="data/exports/aeseval", description="Where the question files are written")
 
 
 CONFIG_SECTIONS = {"designs": ("designs", DesignSettings)}

@@ -6,7 +6,7 @@ from dagster import Config, ConfigurableResource
 from pydantic import Field
 
 from assets.evaluation.judge_settings import JudgeSettings, RaterSalt
-from resources.config_paths import ConfigPath, FileOrTag
+from resources.config_paths import ConfigPath, FileOrTag, OutputPath
 
 
 class LexicalMetricConfig(Config):
@@ -86,7 +86,7 @@ class GroundingAudit(RaterSalt):
 
     salt_label: ClassVar[str] = "grounding rater salt"
 
-    sheet_dir: Optional[ConfigPath] = Field(default=None, description="Folder the blank sheet is written to"
+    sheet_dir: Optional[OutputPath] = Field(default=None, description="Folder the blank sheet is written to"
                                             " (context_canvas_grounding_sheet.csv); unset: no sheet is written")
     returned: list[ConfigPath] = Field(default_factory=list, description="Filled sheets to read (CSV, the blank sheet's"
                                        " columns with grounded, context_link (yes/no) and rater filled in)")
@@ -123,9 +123,11 @@ class ModelRun(Config):
 class EvaluationSettings(ConfigurableResource):
     """Which benchmark releases are evaluated, how, and where the reports go."""
 
-    releases_dir: ConfigPath = Field(default="releases", description="Folder holding the release folders evaluated"
+    # Written by the release assets (whose data versions tell the evaluations when a release changed), so it is an
+    # output of the DAG, not an input file of the evaluations: a release copied in from elsewhere needs --force.
+    releases_dir: OutputPath = Field(default="releases", description="Folder holding the release folders evaluated"
                                      " (<releases_dir>/<benchmark>), as `aesforge release` writes them")
-    out_dir: ConfigPath = Field(default="evaluation", description="Where predictions files and reports are written")
+    out_dir: OutputPath = Field(default="evaluation", description="Where predictions files and reports are written")
     predictions: list[PredictionsImport] = Field(default_factory=list, description="Predictions files to score")
     runs: list[ModelRun] = Field(default_factory=list, description="Models to ask for predictions")
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)

@@ -14,7 +14,7 @@ from pydantic import Field
 from assets.photocritique.logic.selection_rules import DEFAULT_BOT_BOILERPLATE, FilterParams
 from assets.photocritique.logic.reddit_records import UsernameHasher
 from resources.reddit_sources import SubredditWindow
-from resources.config_paths import ConfigPath, LocalOrUrl
+from resources.config_paths import ConfigPath, LocalOrUrl, OutputPath
 
 
 class LocalImagesConfig(Config):
@@ -66,7 +66,7 @@ class PhotocritiqueSettings(ConfigurableResource):
     url_rewrite: dict[str, LocalOrUrl] = Field(
         default={}, description="URL prefix -> mirror URL prefix or local folder, tried in order"
     )
-    export_dir: ConfigPath = Field(default="data/exports/photocritique", description="Where the Parquet and JSONL exports go")
+    export_dir: OutputPath = Field(default="data/exports/photocritique", description="Where the Parquet and JSONL exports go")
     batch_size: int = Field(default=500, description="Items per warehouse transaction; a crash loses at most one batch")
 
     def enabled(self) -> bool:

@@ -7,7 +7,7 @@ from dagster import Config, ConfigurableResource, Failure
 from pydantic import Field
 
 from assets.poetry.logic.raters import RaterPseudonyms
-from resources.config_paths import ConfigPath
+from resources.config_paths import ConfigPath, OutputPath
 
 
 class SurveyQcConfig(Config):
@@ -38,7 +38,7 @@ class PoetrySettings(ConfigurableResource):
     generated_license: Optional[str] = Field(default=None, description="License recorded for generated images (the pool's"
                                              " allow-list decides whether they are admitted)")
     generated_redistribution: str = Field(default="unknown", description="allowed | restricted | unknown")
-    survey_dir: ConfigPath = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
+    survey_dir: OutputPath = Field(default="data/survey/poetry", description="Where the survey item sheet is written")
     surveys: list[ConfigPath] = Field(default_factory=list, description="Survey export CSVs (one row per annotator and item)")
     rater_salt_env: str = Field(default="AESFORGE_SURVEY_SALT", description="Environment variable holding the secret salt"
                                 " that turns survey rater ids into pseudonyms (preferred over rater_salt)")
@@ -51,7 +51,7 @@ class PoetrySettings(ConfigurableResource):
     judge_role: str = Field(default="annotator", description="Provider-layer role that scores images against the rubric")
     judge_max_concurrency: int = Field(default=4, description="Images judged at once (model requests in flight)")
     batch_size: int = Field(default=64, description="Items per committed batch")
-    export_dir: ConfigPath = Field(default="data/exports/poetry", description="Where the benchmark files are written")
+    export_dir: OutputPath = Field(default="data/exports/poetry", description="Where the benchmark files are written")
 
     def rater_pseudonyms(self) -> RaterPseudonyms:
         """Survey rater ids are stored only as keyed hashes: no salt, no survey."""

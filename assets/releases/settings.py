@@ -5,7 +5,7 @@ from typing import Literal, Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field, field_validator
 
-from resources.config_paths import ConfigPath
+from resources.config_paths import OutputPath
 
 REDISTRIBUTION = ("allowed", "restricted", "unknown")
 
@@ -37,7 +37,7 @@ class DatasetPolicies(Config):
 class ReleaseSettings(ConfigurableResource):
     """Where release folders go and what they may carry."""
 
-    out_dir: ConfigPath = Field(default="releases", description="Folder that holds one release folder per dataset")
+    out_dir: OutputPath = Field(default="releases", description="Folder that holds one release folder per dataset")
     withhold_images: list[str] = Field(
         default_factory=lambda: ["restricted", "unknown"],
         description="Redistribution values whose rows ship without image bytes (id, source URL, sha256 only)")

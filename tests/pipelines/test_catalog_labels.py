@@ -22,4 +22,4 @@ def test_every_asset_has_its_kinds_owners_and_pipeline_tag():
         assert node.tags["aesforge/pipeline"] == node.group_name, key
     assert "pytorch" in graph.get(AssetKey("clip_duplicates")).kinds
     assert {"openai", "gemini"} <= set(graph.get(AssetKey("critique_pairs")).kinds)
-    assert graph.get(AssetKey("clip_duplicates")).code_version == "2"  # labelling keeps the code version
+    assert graph.get(AssetKey("clip_duplicates")).code_version.startswith("2+")  # declared version + source digest

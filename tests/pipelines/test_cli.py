@@ -38,7 +38,7 @@ def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
             "clip_duplicates", "image_pool"]
     run = _aesforge("run", "--config", str(config), "--select", *pool, home=home)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "multiprocess executor" in run.stdout and "warehouse: " in run.stdout
+    assert "executor: multiprocess" in run.stdout and "warehouse: " in run.stdout  # auto: a cold build
     wh = warehouse_for(config)
     # every step ran in its own process and wrote through the warehouse lock
     assert wh.query("SELECT DISTINCT status FROM activity")["status"].tolist() == ["success"]
@@ -58,6 +58,26 @@ def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
     bad = _aesforge("sql", "--config", str(config), "SELECT * FROM no_such_table", home=home)
     assert bad.returncode == 1 and "SQL error" in bad.stderr
 
+    # nothing changed: decided before any step starts, with the same report figures
+    again = _aesforge("run", "--config", str(config), "--select", *pool, home=home)
+    assert again.returncode == 0 and "nothing to do: all 7 selected assets are up to date" in again.stdout
+    assert "what each stage did" not in again.stdout and "warehouse: " in again.stdout
+    # one new file in the source folder: the pool is rebuilt from the collection down, with the reason
+    synth.render_virtual(399, (400, 300)).save(folder / "v9.png")
+    changed = _aesforge("run", "--config", str(config), "--select", *pool, home=home)
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    assert "source_records: its settings or input files changed" in changed.stdout
+    assert wh.scalar("SELECT count(*) FROM pool_images") == 5
+
+    # the CLI's runs are runs of the job as `dagster dev` loads it: listed under the job, with their origin
+    from dagster import DagsterInstance, RunsFilter
+
+    with DagsterInstance.from_config(str(home)) as instance:
+        runs = instance.get_runs(RunsFilter(job_name="full_rebuild_job",
+                                            tags={".dagster/repository": "__repository__@pipelines.definitions"}))
+        assert len(runs) == 2  # the no-change invocation started no run
+        assert {run.remote_job_origin.location_name for run in runs} == {"pipelines.definitions"}
+
 
 def test_selection_and_config_errors_are_clear(tmp_path):
     home = tmp_path / "home"
@@ -70,7 +90,9 @@ def test_selection_and_config_errors_are_clear(tmp_path):
     assert wrong.returncode == 2 and "unknown section" in wrong.stderr
     config = write_config(tmp_path / "cfg", {})
     unknown = _aesforge("run", "--config", str(config), "--select", "step3", home=home)
-    assert unknown.returncode == 2 and "unknown asset(s): step3" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown asset(s) in full_rebuild_job: step3" in unknown.stderr
+    no_job = _aesforge("run", "--config", str(config), "--job", "image_pool_jb", home=home)
+    assert no_job.returncode == 2 and "did you mean image_pool_job?" in no_job.stderr
 
 
 def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_path, capsys):
@@ -83,6 +105,8 @@ def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_pa
     print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")
     out = capsys.readouterr().out.splitlines()
     assert out[1] == "run none: what each stage did" and out[-1].startswith("query it:")
+    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, None)
+    assert "what each stage did" not in capsys.readouterr().out  # no run: nothing was done
 
 
 def test_help_answers_without_importing_the_pipeline():
@@ -95,12 +119,15 @@ def test_help_answers_without_importing_the_pipeline():
 
 
 def test_the_instance_kept_beside_the_warehouse_sends_no_telemetry(tmp_path, monkeypatch):
-    from pipelines.cli import _instance
+    from pipelines.cli import EARLIER_INSTANCE_SETTINGS, _instance
 
     monkeypatch.setenv("DAGSTER_HOME", "")  # recorded, so the value _instance sets is undone after the test
     monkeypatch.delenv("DAGSTER_HOME")
+    (tmp_path / "dagster_home").mkdir()
+    (tmp_path / "dagster_home" / "dagster.yaml").write_text(EARLIER_INSTANCE_SETTINGS[0])  # what aesforge wrote before
     with _instance(str(tmp_path / "warehouse.duckdb")) as instance:
         assert instance.telemetry_enabled is False
+        assert instance.python_log_level == "INFO"  # step workers' DEBUG lines stay out of the terminal
     settings = tmp_path / "dagster_home" / "dagster.yaml"
     settings.write_text("telemetry:\n  enabled: true\n")  # the user's own choice is kept
     monkeypatch.delenv("DAGSTER_HOME")
@@ -118,10 +145,10 @@ def test_an_under_selected_run_warns_and_plus_pulls_the_parents_in(tmp_path):
     alone = _aesforge("run", "--config", str(config), "--select", "context_case_review", "--executor", "in_process",
                       home=home)
     assert alone.returncode == 0, alone.stderr
-    assert "warning: context_case_review reads context_cases, never materialized here" in alone.stderr
+    assert "warning: context_case_review reads context_cases (never built), left out of the selection" in alone.stderr
     assert "select +context_case_review" in alone.stderr
     pulled = _aesforge("run", "--config", str(config), "--select", "+context_case_review", "--executor", "in_process",
                        home=home)
     assert pulled.returncode == 0, pulled.stderr
     assert "context_case_review reads" not in pulled.stderr and "context_cases" in pulled.stdout
-    assert "warning: context_cases reads image_pool" in pulled.stderr  # one level up: the pool was never built
+    assert "warning: context_cases reads image_pool (never built)" in pulled.stderr  # one level up: no pool built
