@@ -76,13 +76,14 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
         return 2
     selected = (_selected(graph, select) & in_job) if select else in_job
     print(f"aesforge: {job} with {path}" + ("" if executor == "auto" else f" ({executor} executor)"))
-    run_id = None
+    run_ids: list[str] = []
+    failed: dict[str, str] = {}
     try:
         with _instance(config["warehouse"]["path"]) as instance:
             wh = _warehouse(config)
             wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
             close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
-            reasons, outside = _plan(defs, graph, selected, instance, wh.root, force)
+            reasons, outside, plan = _plan(defs, graph, selected, instance, wh.root, force)
             for line in _outdated_upstream(graph, selected, outside):
                 print(f"warning: {line}", file=sys.stderr)
             order = [key for key in graph.toposorted_asset_keys if key in selected]
@@ -91,31 +92,35 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
                       " anyway)")
             else:
                 _print_plan(order, reasons)
-                chosen = executor if executor != "auto" else _auto_executor(len(reasons), len(order))
-                if chosen != executor:
-                    print(f"executor: {chosen}")
-                run_id, failed = _execute(job, reasons, chosen, log_level, {**run_process_tags(), **(tags or {})},
-                                          instance)
-        print_summary(config, run_id)
+
+                def execute(keys: list) -> tuple[str, dict[str, str]]:
+                    chosen = executor if executor != "auto" else _auto_executor(len(keys), len(order))
+                    if chosen != executor:
+                        print(f"({chosen} executor)")
+                    return _execute(job, keys, chosen, log_level, {**run_process_tags(), **(tags or {})}, instance)
+
+                run_ids, failed = _build(graph, order, reasons, plan, execute)
+        print_summary(config, run_ids)
     except WarehouseDamaged:
         raise
     except Exception as exc:  # only a warehouse or disk that is unusable as a whole ends here; anything else is a bug
         cause = storage_failure(exc)
         if cause is None:
             raise
-        print(f"run {run_id or '(not started)'} FAILED: {cause}", file=sys.stderr)
+        print(f"run {run_ids[-1] if run_ids else '(not started)'} FAILED: {cause}", file=sys.stderr)
         return 1
-    if run_id and failed:
-        print(f"run {run_id} FAILED in step(s): {', '.join(failed)}", file=sys.stderr)
+    if failed:
+        print(f"run {run_ids[-1]} FAILED in step(s): {', '.join(failed)}", file=sys.stderr)
         for step, message in failed.items():
             print(f"  {step}: {message}", file=sys.stderr)
         return 1
     return 0
 
 
-def _plan(defs, graph, selected: set, instance, root: Path, force: bool) -> tuple[dict, dict]:
-    """Why each selected asset is built (all of them when ``force``), and why each of their upstream assets left out
-    of the selection is out of date (never built, changed code or inputs, or upstream of one that is)."""
+def _plan(defs, graph, selected: set, instance, root: Path, force: bool):
+    """Why each selected asset is built (all of them when ``force``); why each of their upstream assets left out of
+    the selection is out of date (never built, changed code or inputs, or upstream of one that is); and the plan
+    itself, to be made again as waves of the build finish."""
     from dagster import AssetSelection
 
     from assets.core.input_fingerprint import inputs_fingerprint
@@ -128,13 +133,41 @@ def _plan(defs, graph, selected: set, instance, root: Path, force: bool) -> tupl
                                              if name in resources}, root) for key in order}
     parents = {key: graph.get(key).parent_keys for key in order}
     code_versions = {key: graph.get(key).code_version for key in order}
-    last = last_builds(instance, order)
-    everywhere = rebuild_reasons(order, parents, code_versions, fingerprints, last)
+    everywhere = rebuild_reasons(order, parents, code_versions, fingerprints, last_builds(instance, order))
     outside = {key: reason for key, reason in everywhere.items() if key not in selected}
-    if force:
-        return {key: "forced" for key in order if key in selected}, outside
+
+    def plan(keys: list) -> dict:
+        """Why each of ``keys`` (selected, in dependency order) must be built, from the instance as it is now."""
+        return rebuild_reasons(keys, parents, code_versions, fingerprints, last_builds(instance, order))
+
     inside = [key for key in order if key in selected]
-    return rebuild_reasons(inside, parents, code_versions, fingerprints, last), outside
+    return ({key: "forced" for key in inside} if force else plan(inside)), outside, plan
+
+
+def _build(graph, order: list, reasons: dict, plan, execute) -> tuple[list[str], dict[str, str]]:
+    """Build ``reasons``' assets in waves, each one run (``execute``): first those with a reason of their own, then
+    whatever the plan, made again from the new data versions, still finds out of date (a parent rebuilt with the
+    same content leaves its readers alone). Each asset is built at most once; a failed wave ends the build. The
+    runs' ids and the failed steps' messages."""
+    from pipelines.rebuild_plan import first_wave
+
+    parents = {key: graph.get(key).parent_keys for key in order}
+    run_ids, done = [], set()
+    while reasons:
+        wave = first_wave(order, parents, reasons)
+        if run_ids:
+            print(f"then {len(wave)} more: " + ", ".join(f"{key.to_user_string()} ({reasons[key]})" for key in wave))
+        run_id, failed = execute(wave)
+        run_ids.append(run_id)
+        done |= set(wave)
+        if failed:
+            return run_ids, failed
+        pending = [key for key in order if key in reasons and key not in done]
+        reasons = plan(pending)
+        settled = [key.to_user_string() for key in pending if key not in reasons]
+        if settled:
+            print(f"up to date after all (what they read did not change): {', '.join(settled)}")
+    return run_ids, {}
 
 
 def _auto_executor(building: int, selected: int) -> str:
@@ -251,15 +284,15 @@ def _warehouse(config: dict) -> Warehouse:
                      blob_root=settings.get("blob_root"))
 
 
-def print_summary(config: dict, run_id: str | None) -> None:
-    """What the run did (if one ran), then each pipeline's report (``assets/<package>/report.py``) in data-flow
-    order: the same figures whether the run built everything or found everything up to date."""
+def print_summary(config: dict, run_ids: list[str]) -> None:
+    """What the runs did (if any ran), then each pipeline's report (``assets/<package>/report.py``) in data-flow
+    order: the same figures whether the build ran everything or found everything up to date."""
     import pandas as pd
 
     wh = _warehouse(config)
     pd.set_option("display.width", 200)
     pd.set_option("display.max_colwidth", 80)
-    if run_id:
+    for run_id in run_ids:
         steps = wh.query("SELECT asset_key, status, summary FROM activity WHERE run_id = ? ORDER BY started_at", [run_id])
         print(f"\nrun {run_id}: what each stage did")
         for asset_key, status, summary in steps.itertuples(index=False):

@@ -19,6 +19,9 @@ from dagster import AssetKey, DagsterInstance
 from assets.core.input_fingerprint import INPUTS_KEY, LEFT_PENDING_KEY
 
 
+REBUILT_FIRST = " is rebuilt first"
+
+
 @dataclass(frozen=True)
 class LastBuild:
     """What an asset's latest materialization recorded (and whether a later attempt failed to materialize)."""
@@ -46,7 +49,7 @@ def rebuild_reasons(
         for parent in sorted(parents.get(key, ())) if reason is None and built is not None else ():
             upstream = last.get(parent)
             if parent in reasons:
-                reason = f"{parent.to_user_string()} is rebuilt first"
+                reason = f"{parent.to_user_string()}{REBUILT_FIRST}"
             elif upstream is not None and built.input_data_versions.get(parent) != upstream.data_version:
                 reason = f"{parent.to_user_string()} changed since it was built"
             if reason:
@@ -93,3 +96,16 @@ def last_builds(instance: DagsterInstance, keys: Iterable[AssetKey]) -> dict[Ass
             unfinished=(entry.last_planned_materialization_storage_id or 0) > (entry.last_materialization_storage_id or 0),
         )
     return builds
+
+
+def first_wave(order: Iterable[AssetKey], parents: Mapping[AssetKey, Iterable[AssetKey]],
+               reasons: Mapping[AssetKey, str]) -> list[AssetKey]:
+    """The assets to build now: those with a reason of their own (not merely a parent being rebuilt) and no such
+    waiting asset upstream of them. The others wait for the plan to be made again once these are built: a parent
+    rebuilt with the same content (same data version) leaves its readers up to date, so they need not run."""
+    ready: dict[AssetKey, bool] = {}
+    for key in order:
+        if key in reasons:
+            ready[key] = not reasons[key].endswith(REBUILT_FIRST) and all(
+                ready.get(parent, True) for parent in parents.get(key, ()))
+    return [key for key, now in ready.items() if now]

@@ -17,7 +17,8 @@ The stale marker on ``critique_pairs`` shows only once ``image_pool`` has a newe
 
 1. ``make demo`` (the demo warehouse and its runs in the instance);
 2. change one row of a manifest the config reads (e.g. the title of one line of ``data/sample/manifest.csv``);
-3. ``aesforge run --select +image_pool`` (the pool again, not its downstream assets);
+3. ``aesforge run --select '*image_pool'`` (the pool and everything upstream of it, so the changed row reaches it;
+   not its downstream assets);
 4. ``python scripts/screenshots.py``: ``critique_pairs`` and the graph now show it as unsynced.
 """
 

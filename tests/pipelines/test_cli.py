@@ -38,7 +38,7 @@ def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
             "clip_duplicates", "image_pool"]
     run = _aesforge("run", "--config", str(config), "--select", *pool, home=home)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "executor: multiprocess" in run.stdout and "warehouse: " in run.stdout  # auto: a cold build
+    assert "(multiprocess executor)" in run.stdout and "warehouse: " in run.stdout  # auto: a cold build
     wh = warehouse_for(config)
     # every step ran in its own process and wrote through the warehouse lock
     assert wh.query("SELECT DISTINCT status FROM activity")["status"].tolist() == ["success"]
@@ -66,7 +66,8 @@ def test_run_with_multiprocess_executor_then_sql_and_provenance(tmp_path):
     synth.render_virtual(399, (400, 300)).save(folder / "v9.png")
     changed = _aesforge("run", "--config", str(config), "--select", *pool, home=home)
     assert changed.returncode == 0, changed.stdout + changed.stderr
-    assert "source_records: its settings or input files changed" in changed.stdout
+    plan = [line for line in changed.stdout.splitlines() if line.endswith(": its settings or input files changed")]
+    assert plan and plan[0].startswith("  source_records, ")  # the pool's assets read the changed folder
     assert wh.scalar("SELECT count(*) FROM pool_images") == 5
 
     # the CLI's runs are runs of the job as `dagster dev` loads it: listed under the job, with their origin
@@ -102,10 +103,10 @@ def test_the_summary_asks_each_pipeline_for_its_report_in_data_flow_order(tmp_pa
         "evaluation"]
     assert {module.__name__.split(".")[1] for module in reports} == set(pipeline_definitions())
     # every report's SQL runs against a fresh warehouse's schema
-    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, "none")
+    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, ["none"])
     out = capsys.readouterr().out.splitlines()
     assert out[1] == "run none: what each stage did" and out[-1].startswith("query it:")
-    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, None)
+    print_summary({"warehouse": {"path": str(tmp_path / "warehouse.duckdb")}, "critique": {"audit": {"returned_dir": "r"}}}, [])
     assert "what each stage did" not in capsys.readouterr().out  # no run: nothing was done
 
 

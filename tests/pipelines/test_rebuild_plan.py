@@ -2,7 +2,7 @@
 
 from dagster import AssetKey
 
-from pipelines.rebuild_plan import LastBuild, rebuild_reasons
+from pipelines.rebuild_plan import LastBuild, first_wave, rebuild_reasons
 
 A, B, C = AssetKey("a"), AssetKey("b"), AssetKey("c")
 ORDER = [A, B, C]
@@ -59,3 +59,18 @@ def test_unfinished_attempts_and_pending_items_are_built_again():
 def test_a_build_without_an_inputs_record_is_rebuilt():
     last = built(a=LastBuild("1+x", "va", {}, None))
     assert rebuild_reasons([A], PARENTS, CODE, INPUTS, last) == {A: "no record of its inputs"}
+
+
+def test_the_first_wave_holds_assets_with_reasons_of_their_own_and_nothing_waiting_above_them():
+    D = AssetKey("d")
+    order, parents = [A, B, C, D], {**PARENTS, D: {A}}
+    code = {**CODE, D: "1+d"}
+    last = {**built(), D: LastBuild("1+d-old", "vd", {A: "va"}, "fd")}
+    # a's inputs changed (b, c wait to see whether a's content changes); d's code changed, so it is built in the
+    # same run, after a
+    reasons = rebuild_reasons(order, parents, code, {**INPUTS, A: "fa2", D: "fd"}, last)
+    assert first_wave(order, parents, reasons) == [A, D]
+    # everything forced (or never built): one wave, in dependency order
+    assert first_wave(order, parents, dict.fromkeys(order, "forced")) == order
+    # a was rebuilt with the same content: the plan made again finds b and c up to date, d still has its own reason
+    assert rebuild_reasons([B, C, D], parents, code, {**INPUTS, D: "fd"}, last) == {D: "its code changed (1+d-old -> 1+d)"}
