@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from dagster import Field, logger
+from dagster import DagsterEventType, Field, logger
 
-FAILURE_EVENTS = frozenset({"STEP_FAILURE", "RUN_FAILURE"})
+FAILURE_EVENTS = frozenset({DagsterEventType.STEP_FAILURE.value, DagsterEventType.RUN_FAILURE.value})
 
 
 def is_failure_event(record: logging.LogRecord) -> bool:

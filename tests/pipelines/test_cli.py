@@ -153,3 +153,16 @@ def test_an_under_selected_run_warns_and_plus_pulls_the_parents_in(tmp_path):
     assert pulled.returncode == 0, pulled.stderr
     assert "context_case_review reads" not in pulled.stderr and "context_cases" in pulled.stdout
     assert "warning: context_cases reads image_pool (never built)" in pulled.stderr  # one level up: no pool built
+
+
+def test_a_failed_step_is_printed_once_without_a_traceback(tmp_path):
+    """The CLI prints each failed step once, with its innermost message; Dagster's console would print it twice
+    more with its traceback (STEP_FAILURE, RUN_FAILURE), which stay in the event log."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(tmp_path / "cfg", {"manifests": [str(tmp_path / "gone.csv")]})
+    run = _aesforge("run", "--config", str(config), "--select", "source_records", "--executor", "in_process", home=home)
+    output = run.stdout + run.stderr
+    assert run.returncode == 1
+    assert "FAILED in step(s): source_records" in run.stderr
+    assert output.count("configured sources not found") == 1 and "Traceback" not in output
