@@ -271,7 +271,9 @@ def test_a_killed_evaluation_resumes_without_repeating_a_logged_call(tmp_path, k
         output = (tmp_path / "run.log").open("w")
         worker = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
-        while len(server.requests) < 5 and worker.poll() is None and time.monotonic() < deadline:
+        # Six requests seen: the fourth answer came back one request's latency ago, time enough for the run's
+        # write-behind call log (which commits while the asking thread goes on) to have committed it.
+        while len(server.requests) < 6 and worker.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert worker.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
         os.killpg(worker.pid, signal.SIGKILL)
