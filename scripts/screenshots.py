@@ -52,7 +52,13 @@ PAGES = [
     ("07_critique_pairs_lineage.png", "/assets/critique_pairs?view=lineage&lineageScope=upstream&lineageDepth=2",
      "critique_pairs"),
     ("08_critique_canvas_graph.png", f"/locations/{LOCATION}/asset-groups/critique_canvas", "critique_pairs"),
+    ("09_image_pool_thumbnails.png", "/assets/image_pool?view=overview", "image_pool", "thumbnails"),
+    ("10_image_pool_sample_rows.png", "/assets/image_pool?view=overview", "image_pool", "preview"),
+    ("11_critique_pairs_sample_rows.png", "/assets/critique_pairs?view=overview", "critique_pairs", "preview"),
+    ("12_full_rebuild_job_runs.png", f"/locations/{LOCATION}/jobs/full_rebuild_job/runs", "full_rebuild_job"),
+    ("13_overview_timeline.png", "/overview/activity/timeline", "full_rebuild_job"),
 ]
+"""(file, UI path, text to wait for[, metadata key whose Markdown to open before the shot])"""
 
 
 def missing_tools() -> str | None:
@@ -106,7 +112,7 @@ def shoot(base: str, out: Path, timeout_s: float) -> list[Path]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         wait_s = timeout_s  # the first page waits for the code location to load; the others for their data
-        for name, path, marker in PAGES:
+        for name, path, marker, *opened in PAGES:
             page.goto(base + path, wait_until="domcontentloaded", timeout=timeout_s * 1000)
             try:
                 page.get_by_text(marker).first.wait_for(timeout=wait_s * 1000)
@@ -122,6 +128,10 @@ def shoot(base: str, out: Path, timeout_s: float) -> list[Path]:
             if skip.count():
                 skip.first.click()
                 page.wait_for_timeout(500)
+            if opened:  # a Markdown metadata value (sample rows, thumbnails) opens in a dialog from its row
+                row = page.locator("tr", has=page.get_by_text(opened[0], exact=True))
+                row.get_by_text("Show Markdown").first.click()
+                page.wait_for_timeout(2000)
             page.screenshot(path=out / name, full_page=True)
             taken.append(out / name)
         browser.close()
