@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = {"no change": 0.05, "one row": 0.15}
-RUN_LINES = re.compile(r"^(aesforge: |building |  |nothing to do|run [0-9a-f-]{36}|.*\brun_id\b|warning: )")
+RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def aesforge(*args: str) -> tuple[float, str]:
@@ -40,10 +40,11 @@ def aesforge(*args: str) -> tuple[float, str]:
 
 
 def report_of(output: str) -> list[str]:
-    """The report part of a run's output: what the warehouse holds, without the lines that name this run."""
+    """The report part of a run's output (from the pool's selection flow on): what the warehouse holds, without the
+    lines that name a run."""
     lines = output.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("pool stages") or line.startswith("\npool")), 0)
-    return [line for line in lines[start:] if not RUN_LINES.match(line)]
+    start = next(i for i, line in enumerate(lines) if line.startswith("pool selection flow"))
+    return [line for line in lines[start:] if not RUN_ID.search(line)]
 
 
 def change_one_row(manifest: Path) -> None:
@@ -60,7 +61,8 @@ def change_one_row(manifest: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="/tmp/aesforge-rebuild", help="scratch project folder (emptied first)")
-    parser.add_argument("--executor", default="multiprocess", choices=["multiprocess", "in_process"])
+    parser.add_argument("--executor", default="auto", choices=["auto", "multiprocess", "in_process"],
+                        help="as aesforge run's (default auto: a process per step for big builds, one for small)")
     args = parser.parse_args()
     out = Path(args.out).resolve()
     shutil.rmtree(out, ignore_errors=True)
@@ -75,6 +77,8 @@ def main() -> None:
     times["no change"], outputs["no change"] = aesforge(*run)
     change_one_row(out / "data" / "sample" / "manifest.csv")
     times["one row"], outputs["one row"] = aesforge(*run)
+    for name, output in outputs.items():
+        (out / f"{name.replace(' ', '_')}.log").write_text(output)
 
     print(f"{'build':<10} {'seconds':>8} {'of cold':>8} {'target':>8}  result")
     for name, seconds in times.items():
@@ -83,8 +87,11 @@ def main() -> None:
         verdict = "" if target is None else ("met" if share <= target else "missed")
         print(f"{name:<10} {seconds:>8.1f} {share:>8.1%} {'' if target is None else f'{target:.0%}':>8}  {verdict}")
     for name in ("no change", "one row"):
-        plan = [line for line in outputs[name].splitlines() if line.startswith(("building", "  ", "nothing to do"))]
-        print(f"\n{name} plan:\n" + "\n".join(plan[:12]))
+        lines = outputs[name].splitlines()
+        end = next((i for i, line in enumerate(lines) if line.startswith(("run ", "pool selection flow"))), len(lines))
+        plan = [line for line in lines[:end] if not RUN_ID.search(line) and line.strip()]
+        print(f"\n{name} plan:\n" + "\n".join(plan))
+    print(f"\n(each run's output: {out}/<build>.log)")
     same = report_of(outputs["cold"]) == report_of(outputs["no change"])
     print(f"\nsecond run prints the same report figures as the first: {'yes' if same else 'NO'}")
     if not same:
