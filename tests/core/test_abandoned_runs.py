@@ -90,9 +90,11 @@ def test_killed_run_is_marked_abandoned_by_the_next_run(tmp_path):
         instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
         assert instance.get_run_by_id(activity["run_id"]).status == DagsterRunStatus.STARTED  # left open by the kill
 
-        following = _aesforge(config, home, "source_records")
+        following = _aesforge(config, home, "source_records", "fetched_files")
         output, _ = following.communicate(timeout=300)
         assert following.returncode == 0, output
+        # the collection finished before the kill and is up to date; the killed fetch never finished: built now
+        assert "fetched_files: never built" in output and "up to date, not run: source_records" in output
 
         status, summary = wh.query("SELECT status, summary FROM activity WHERE activity_id = ?", [activity["activity_id"]]).iloc[0]
         assert status == "abandoned"
