@@ -14,9 +14,9 @@ logic changed as unsynced and ``aesforge run`` rebuilds it (and what reads it) w
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -35,34 +35,28 @@ def covered(module: str) -> bool:
     return not module.startswith(PLUMBING) or module.startswith(PLUMBING_LOGIC)
 
 
-ASSET_DECORATORS = frozenset({"asset", "multi_asset"})
+# Read from the source text line by line rather than through ``ast``: every step process loads the definitions and so
+# computes every asset's version, and parsing and walking the trees of all asset modules cost most of a second there.
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)", re.MULTILINE)
+_ASSET_DECORATOR = re.compile(r"^[ \t]*@(?:dagster\.)?(?:asset|multi_asset)\b", re.MULTILINE)
 
 
 @lru_cache(maxsize=None)
 def _source(module: str) -> tuple[str, tuple[str, ...], bool]:
-    """The source text of ``module``, the covered modules it imports (absolute imports, as aesforge writes) and
-    whether it defines assets."""
+    """The source text of ``module``, the covered modules it imports (absolute imports, as aesforge writes, at any
+    depth: a function's own imports count) and whether it defines assets (an ``@asset`` / ``@multi_asset`` line)."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return "", (), False
     text = Path(spec.origin).read_text(encoding="utf-8")
-    imported: set[str] = set()
-    defines_assets = False
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.FunctionDef):
-            defines_assets |= any(_name_of(d) in ASSET_DECORATORS for d in node.decorator_list)
-        elif isinstance(node, ast.Import):
-            imported |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            imported.add(node.module)
-            imported |= {f"{node.module}.{alias.name}" for alias in node.names}  # a submodule imported by name
+    imported = {name.strip() for found in _IMPORT.finditer(text) for name in found[1].split(",")}
+    for found in _FROM_IMPORT.finditer(text):
+        imported.add(found[1])
+        names = re.sub(r"#[^\n]*", "", found[2]).strip("() \t\n")
+        imported |= {f"{found[1]}.{name.split()[0]}" for name in names.split(",") if name.strip()}  # a submodule by name
+    defines_assets = _ASSET_DECORATOR.search(text) is not None
     return text, tuple(sorted(name for name in imported if covered(name) and _is_module(name))), defines_assets
-
-
-def _name_of(decorator: ast.expr) -> str:
-    """``asset`` for ``@asset``, ``@asset(...)`` and ``@dagster.asset(...)``."""
-    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
 
 
 def _is_module(name: str) -> bool:
