@@ -133,15 +133,16 @@ def _plan(defs, graph, selected: set, instance, root: Path, force: bool):
                                              if name in resources}, root) for key in order}
     parents = {key: graph.get(key).parent_keys for key in order}
     code_versions = {key: graph.get(key).code_version for key in order}
-    everywhere = rebuild_reasons(order, parents, code_versions, fingerprints, last_builds(instance, order))
-    outside = {key: reason for key, reason in everywhere.items() if key not in selected}
 
-    def plan(keys: list) -> dict:
-        """Why each of ``keys`` (selected, in dependency order) must be built, from the instance as it is now."""
-        return rebuild_reasons(keys, parents, code_versions, fingerprints, last_builds(instance, order))
+    def plan(keys: list, last: dict | None = None) -> dict:
+        """Why each of ``keys`` (in dependency order) must be built, from ``last`` or the instance as it is now."""
+        return rebuild_reasons(keys, parents, code_versions, fingerprints,
+                               last if last is not None else last_builds(instance, order))
 
+    last = last_builds(instance, order)
+    outside = {key: reason for key, reason in plan(order, last).items() if key not in selected}
     inside = [key for key in order if key in selected]
-    return ({key: "forced" for key in inside} if force else plan(inside)), outside, plan
+    return ({key: "forced" for key in inside} if force else plan(inside, last)), outside, plan
 
 
 def _build(graph, order: list, reasons: dict, plan, execute) -> tuple[list[str], dict[str, str]]:

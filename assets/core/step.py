@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 from dagster import AssetExecutionContext, DagsterInstance, DagsterRunStatus, MaterializeResult, MetadataValue, RunsFilter
 
-from assets.core.input_fingerprint import INPUTS_KEY, LEFT_PENDING_KEY, NOT_INPUTS, inputs_fingerprint
+from assets.core.input_fingerprint import INPUTS_KEY, LEFT_PENDING_KEY, inputs_fingerprint
 from assets.core.logic.previews import counts_markdown
 from assets.core.materialization import Output, declared_output, describe
 from resources.blob_store import BlobStore
@@ -212,7 +212,7 @@ def unrecorded_result(context: AssetExecutionContext, warehouse: Warehouse, **ex
 def step_inputs(context: AssetExecutionContext, warehouse: Warehouse) -> str:
     """The digest of what this asset reads from outside the DAG: its resources' settings and the input files they
     name, as ``aesforge run`` computes it before a run to tell whether the step has anything to do."""
-    keys = context.assets_def.required_resource_keys - NOT_INPUTS
+    keys = context.assets_def.required_resource_keys
     return inputs_fingerprint({key: getattr(context.resources, key) for key in keys}, warehouse.root)
 
 
