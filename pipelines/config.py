@@ -64,14 +64,6 @@ def schema_overrides() -> dict[tuple[type, str], type]:
     return {(DedupConfig, "perceptual"): PerceptualParams}
 
 
-def __getattr__(name: str) -> Any:
-    """``SECTIONS`` and ``SCHEMA_OVERRIDES`` as module constants, built when first asked for (see ``sections``)."""
-    lazy = {"SECTIONS": sections, "SCHEMA_OVERRIDES": schema_overrides}
-    if name in lazy:
-        return lazy[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def config_path() -> Path:
     explicit = os.environ.get("AESFORGE_CONFIG")
     if explicit:

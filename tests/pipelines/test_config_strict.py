@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from assets.critique_canvas.settings import CritiqueAuditSettings
 from assets.designs.settings import ReviewConfig
-from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, SCHEMA_OVERRIDES, SECTIONS, build_resources, load_config
+from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, build_resources, load_config, schema_overrides, sections
 from pipelines.config_check import ConfigError, _fields, _unwrap, known_keys_only
 
 AESFORGE = str(Path(sys.executable).parent / "aesforge")
@@ -153,16 +153,16 @@ def test_every_free_form_dict_field_is_declared_deliberately():
     seen: set = set()
     free = [
         (model, name)
-        for _, cls in SECTIONS.values()
+        for _, cls in sections().values()
         for model in _models(cls, seen)
         for name, annotation in _fields(model).items()
         if typing.get_origin(_unwrap(annotation)) is dict and typing.get_args(_unwrap(annotation))[1] is Any
     ]
-    assert free and set(free) <= set(SCHEMA_OVERRIDES)
+    assert free and set(free) <= set(schema_overrides())
 
 
 def test_sections_are_found_in_resources_and_each_pipelines_settings():
-    assert set(SECTIONS) == {
+    assert set(sections()) == {
         "warehouse", "blob_store", "fetch", "clip", "reddit_archive_api", "reddit_api", "models", "image_editor",
         "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas", "releases",
         "evaluation",
@@ -199,7 +199,7 @@ def test_every_marked_path_is_resolved_against_the_config_folder_and_an_absent_o
 @pytest.mark.parametrize("config", [SAMPLE_CONFIG, REPO_ROOT / "config" / "example.yaml"], ids=lambda p: p.name)
 def test_the_bundled_configs_pass_the_strict_check(config):
     resources = build_resources(load_config(config))
-    assert set(resources) == {key for key, _ in SECTIONS.values()}
+    assert set(resources) == {key for key, _ in sections().values()}
 
 
 def test_build_resources_names_the_key_of_a_wrong_value():
