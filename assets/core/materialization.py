@@ -16,17 +16,16 @@ reports the same version; one changed row changes it. Dagster compares these ver
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import duckdb
 from dagster import DataVersion, MetadataValue, TableColumn, TableSchema
 from dagster._core.definitions.metadata import TableMetadataSet  # the dagster/* table keys; not re-exported in 1.13
 
+from assets.core.logic.files import write_if_changed
 from assets.core.logic.previews import (
     PREVIEW_ROWS,
     column_comments,
@@ -155,18 +154,7 @@ def _sheets(store: BlobStore, refs: Sequence[str | None], warehouse: Warehouse, 
     if not images:
         return {}
     inline = base64.b64encode(small_sheet(images, INLINE_SHEET_BYTES)).decode("ascii")
-    path = _write_if_changed(warehouse.path.parent / "previews" / f"{asset_key.replace('/', '__')}.png",
-                             thumbnail_sheet(images, SHEET_SIDE))
+    path = warehouse.path.parent / "previews" / f"{asset_key.replace('/', '__')}.png"
+    write_if_changed(path, thumbnail_sheet(images, SHEET_SIDE))
     return {"thumbnails": MetadataValue.md(f"![{len(images)} sample images](data:image/png;base64,{inline})"),
             "thumbnail_sheet": MetadataValue.path(str(path))}
-
-
-def _write_if_changed(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically, leaving an identical file untouched."""
-    if path.is_file() and path.read_bytes() == data:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
-    return path

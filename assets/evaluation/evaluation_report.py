@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assets.core.logic.files import write_if_changed
 from assets.evaluation.logic.benchmark_items import BenchmarkItem, BenchmarkLayout, Release
 from assets.evaluation.logic.choice_requests import CONDITIONS
 from assets.evaluation.logic.choice_scoring import is_breakdown
@@ -33,16 +34,6 @@ REPORT_NAME = "report.md"
 class Report:
     path: Path
     markdown: str
-
-
-def _write_if_changed(path: Path, data: bytes) -> None:
-    """Leave an unchanged file alone (its mtime too), so a re-run that changed nothing touches nothing."""
-    if path.is_file() and path.read_bytes() == data:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 def rows_of(wh: Warehouse, sql: str, params: Sequence[object]) -> list[tuple]:
@@ -139,7 +130,7 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
         if not values:  # a run-level figure (macro-F1, tau): no per-item values to plot
             continue
         name = f"plots/{metric.replace(':', '_')}.png"
-        _write_if_changed(folder / name, score_distributions(metric, {labels[k]: v for k, v in sorted(
+        write_if_changed(folder / name, score_distributions(metric, {labels[k]: v for k, v in sorted(
             values.items(), key=lambda kv: (labels[kv[0]], kv[0]))}))
         plots[metric] = name
         wanted.add(folder / name)
@@ -149,7 +140,7 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
     model_runs = sorted((r.run_key for r in runs if r.source != HUMAN and r.run_key in lengths),
                         key=lambda k: (labels[k], k))
     if not closed:
-        _write_if_changed(folder / "plots/lengths.png",
+        write_if_changed(folder / "plots/lengths.png",
                           length_histogram({labels[k]: lengths[k] for k in model_runs}, human_lengths))
         plots["lengths"] = "plots/lengths.png"
         wanted.add(folder / "plots/lengths.png")
@@ -157,12 +148,12 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
         name = f"plots/lengths_{run.page.removeprefix('runs/').removesuffix('.md')}.png"
         plot = None
         if lengths.get(run.run_key):
-            _write_if_changed(folder / name, length_histogram({labels[run.run_key]: lengths[run.run_key]}, human_lengths))
+            write_if_changed(folder / name, length_histogram({labels[run.run_key]: lengths[run.run_key]}, human_lengths))
             wanted.add(folder / name)
             plot = f"../{name}"
         page = run_page(layout.name, run, [r for r in board if r.run_key == run.run_key], _parameters(wh, run.run_key),
                         f"../{REPORT_NAME}", plot)
-        _write_if_changed(folder / run.page, page.encode("utf-8"))
+        write_if_changed(folder / run.page, page.encode("utf-8"))
         wanted.add(folder / run.page)
     if layout.name == "critique_canvas":
         sections = [*sections, response_table(_response_stats(wh, items, runs, labels))]
@@ -171,7 +162,7 @@ def write_reports(wh: Warehouse, layout: BenchmarkLayout, release: Release, item
         layout.name, {"dataset": release.dataset, "version": release.version, "digest": release.digest, "items": len(items)},
         runs, board, statistics, _comparisons(wh, layout.name, headline), _grounding(wh, layout.name, headline), plots,
         sections, bootstrap)
-    _write_if_changed(folder / REPORT_NAME, markdown.encode("utf-8"))
+    write_if_changed(folder / REPORT_NAME, markdown.encode("utf-8"))
     wanted.add(folder / REPORT_NAME)
     for sub in ("runs", "plots"):  # pages and plots of runs that are gone
         for stale in (folder / sub).glob("*") if (folder / sub).is_dir() else ():
