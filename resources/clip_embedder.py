@@ -42,6 +42,12 @@ class ClipEmbedderResource(ConfigurableResource):
     preprocess_threads: Optional[int] = Field(
         default=None, description="Threads resizing/normalising images; unset means min(8, CPU count)."
     )
+    decode_workers: Optional[int] = Field(
+        default=None,
+        ge=0,
+        description="Processes decoding and resizing images for ClipEmbedder.embed_stream; unset means one per CPU"
+                    " core (the step's own process mostly waits on the model), 0 decodes in the step's process.",
+    )
 
     def unavailable(self) -> str | None:
         """Why no embedder can be built, when that is known from the settings alone (no weights configured): the
@@ -63,4 +69,5 @@ class ClipEmbedderResource(ConfigurableResource):
             device=self.device,
             cache_dir=self.cache_dir,
             preprocess_threads=self.preprocess_threads,
+            decode_workers=self.decode_workers,
         )

@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 import open_clip
@@ -30,9 +28,11 @@ from open_clip.pretrained import _get_safe_alternatives  # the pinned open_clip'
 from PIL import Image
 
 from resources.clip_embedder import NO_WEIGHTS
+from resources.clip_pixels import InputGeometry, Loader, PixelsFailed, model_inputs
 from warehouse.ids import sha256_file
 
 OPENCLIP_URL_CACHE = Path("~/.cache/clip").expanduser()  # where open_clip keeps URL downloads without cache_dir
+K = TypeVar("K")
 
 
 class ClipUnavailable(RuntimeError):
@@ -40,7 +40,12 @@ class ClipUnavailable(RuntimeError):
 
 
 class ClipEmbedder:
-    """Turns PIL images into L2-normalised float32 CLIP image embeddings, one batch at a time."""
+    """Turns images into L2-normalised float32 CLIP image embeddings, a batch at a time.
+
+    ``embed_stream`` is the way in for many images: decoding and resizing run in ``decode_workers`` processes,
+    batches go to the model as uint8 pixels (pinned, copied without blocking on CUDA) and are normalised there,
+    and each batch's results are read back while the next one runs, so the device waits on neither.
+    """
 
     def __init__(
         self,
@@ -52,41 +57,66 @@ class ClipEmbedder:
         device: str,
         batch_size: int,
         preprocess_threads: int,
+        decode_workers: int,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if preprocess_threads < 1:
             raise ValueError(f"preprocess_threads must be >= 1, got {preprocess_threads}")
+        if decode_workers < 0:
+            raise ValueError(f"decode_workers must be >= 0, got {decode_workers}")
         self.model_key = model_key
         self.dim = dim
         self.device = device
         self.batch_size = batch_size
         self.preprocess_threads = preprocess_threads
+        self.decode_workers = decode_workers
         self._model = model
         self._preprocess = preprocess
+        cfg = open_clip.get_model_preprocess_cfg(model)
+        self.geometry = InputGeometry.from_preprocess_cfg(cfg)
+        self._mean = torch.tensor(cfg["mean"], dtype=torch.float32, device=device).view(1, -1, 1, 1)
+        self._std = torch.tensor(cfg["std"], dtype=torch.float32, device=device).view(1, -1, 1, 1)
+
+    def embed_stream(
+        self, work: Iterable[tuple[K, Loader]], *, decode_workers: Optional[int] = None
+    ) -> Iterator[tuple[K, np.ndarray | PixelsFailed]]:
+        """``(key, embedding)`` or ``(key, PixelsFailed)`` for each ``(key, loader)`` work item, in input order.
+
+        A loader is a zero-argument callable returning a PIL image, called in a decode worker process, so it must
+        pickle: a module-level function, or ``functools.partial`` of one over picklable arguments (a path, the
+        file's bytes). Workers are forked on Linux; elsewhere they are spawned and import the loader's module, which
+        should then import neither torch nor Dagster. Whatever the loader or the resize raises becomes that item's
+        ``PixelsFailed`` (type, message, where), never its batch's; embeddings are (dim,) float32 unit vectors.
+        ``decode_workers`` overrides the embedder's (0: decode in this process, which accepts any callable). At most
+        about two batches are decoded ahead of the consumer, so memory is flat in the number of items; results
+        arrive a batch at a time. A model failure (out of device memory) raises: it concerns the whole step. E.g.::
+
+            work = ((row.image_id, partial(pixels_from_file, path_of(row))) for row in rows)
+            for image_id, result in embedder.embed_stream(work):
+                if isinstance(result, PixelsFailed): ...  # that image's rejection, or raise it to quarantine it
+                else: ...  # store the embedding
+        """
+        workers = self.decode_workers if decode_workers is None else decode_workers
+        inputs = model_inputs(work, self.geometry, workers=workers, window=max(2 * self.batch_size, 4 * workers))
+        running: Optional[tuple[list[tuple[K, np.ndarray | PixelsFailed]], _OnDevice]] = None
+        for batch in _batches_of_inputs(inputs, self.batch_size):
+            started = batch, self._start([v for _, v in batch if isinstance(v, np.ndarray)])
+            if running is not None:  # read back only once the next batch is queued behind it
+                yield from _landed(*running)
+            running = started
+        if running is not None:
+            yield from _landed(*running)
 
     def embed_images(self, images: Iterable[Image.Image]) -> np.ndarray:
-        """All embeddings as one (n, dim) array; at most two batches of images are held at a time."""
-        batches = list(self.embed_batches(images))
-        return np.concatenate(batches) if batches else np.empty((0, self.dim), np.float32)
-
-    def embed_batches(self, images: Iterable[Image.Image]) -> Iterator[np.ndarray]:
-        """One (batch, dim) array per ``batch_size`` images, in input order.
-
-        The next batch is preprocessed on a thread pool while the current one
-        runs through the model, so a GPU is not left waiting on PIL resizing.
-        """
-        with ThreadPoolExecutor(self.preprocess_threads, thread_name_prefix="clip-preprocess") as pool:
-            pending: list[Future[torch.Tensor]] = []
-            for start, batch in _numbered_batches(images, self.batch_size):
-                submitted = [
-                    pool.submit(self._preprocess, _checked_image(img, start + i)) for i, img in enumerate(batch)
-                ]
-                if pending:
-                    yield self.embed_prepared([f.result() for f in pending])
-                pending = submitted
-            if pending:
-                yield self.embed_prepared([f.result() for f in pending])
+        """All embeddings as one (n, dim) array, decoded in this process; the first image that fails raises."""
+        rows = []
+        for index, result in self.embed_stream(((i, lambda image=image: image) for i, image in enumerate(images)),
+                                               decode_workers=0):
+            if isinstance(result, PixelsFailed):
+                raise ValueError(f"image {index} could not be embedded: {result}") from result
+            rows.append(result)
+        return np.stack(rows) if rows else np.empty((0, self.dim), np.float32)
 
     def prepare(self, image: Image.Image) -> torch.Tensor:
         """The model input for one image (resize, crop, normalise): the per-image part, safe on any thread, so a
@@ -100,6 +130,27 @@ class ClipEmbedder:
             features = self._model.encode_image(pixels)
         return F.normalize(features.float(), dim=-1).cpu().numpy()
 
+    def _start(self, pixels: list[np.ndarray]) -> _OnDevice:
+        """Queue one batch of uint8 (H, W, 3) model inputs on the device; on CUDA this returns before it is done."""
+        if not pixels:
+            return _OnDevice(torch.empty((0, self.dim)), None)
+        cuda = self.device.startswith("cuda")
+        batch = torch.from_numpy(np.stack(pixels))
+        if cuda:
+            batch = batch.pin_memory()  # page-locked, so the copy below runs asynchronously
+        with torch.inference_mode():
+            batch = batch.to(self.device, non_blocking=cuda)
+            # open_clip's ToTensor and Normalize, on the device and for the whole batch
+            inputs = batch.permute(0, 3, 1, 2).float().div_(255).sub_(self._mean).div_(self._std).contiguous()
+            with self._autocast():
+                features = self._model.encode_image(inputs)
+            unit = F.normalize(features.float(), dim=-1).to("cpu", non_blocking=cuda)
+        if not cuda:
+            return _OnDevice(unit, None)
+        done = torch.cuda.Event()
+        done.record()
+        return _OnDevice(unit, done)
+
     def _autocast(self) -> contextlib.AbstractContextManager[Any]:
         """Half precision on CUDA only, where tensor cores make it pay; CPU runs keep exact fp32 results."""
         if not self.device.startswith("cuda"):
@@ -108,18 +159,38 @@ class ClipEmbedder:
         return torch.autocast(device_type="cuda", dtype=dtype)
 
 
-def _numbered_batches(images: Iterable[Image.Image], size: int) -> Iterator[tuple[int, list[Image.Image]]]:
-    iterator = iter(images)
-    start = 0
-    while batch := list(islice(iterator, size)):
-        yield start, batch
-        start += len(batch)
+@dataclass(frozen=True)
+class _OnDevice:
+    """A batch's embeddings on their way back to the host; ``done`` is the CUDA event that marks them complete."""
+
+    embeddings: torch.Tensor
+    done: Optional[torch.cuda.Event]
 
 
-def _checked_image(image: object, index: int) -> Image.Image:
-    if not isinstance(image, Image.Image):
-        raise TypeError(f"image {index} is a {type(image).__name__}, not a PIL.Image.Image")
-    return image
+def _batches_of_inputs(
+    inputs: Iterable[tuple[K, np.ndarray | PixelsFailed]], size: int
+) -> Iterator[list[tuple[K, np.ndarray | PixelsFailed]]]:
+    """Consecutive items holding ``size`` model inputs each (the last may hold fewer); failures ride along in order."""
+    batch: list[tuple[K, np.ndarray | PixelsFailed]] = []
+    ready = 0
+    for key, value in inputs:
+        batch.append((key, value))
+        ready += isinstance(value, np.ndarray)
+        if ready == size:
+            yield batch
+            batch, ready = [], 0
+    if batch:
+        yield batch
+
+
+def _landed(
+    batch: list[tuple[K, np.ndarray | PixelsFailed]], on_device: _OnDevice
+) -> Iterator[tuple[K, np.ndarray | PixelsFailed]]:
+    if on_device.done is not None:
+        on_device.done.synchronize()  # this batch only: the one queued after it keeps the device busy
+    rows = iter(on_device.embeddings.numpy())
+    for key, value in batch:
+        yield key, value if isinstance(value, PixelsFailed) else next(rows)
 
 
 @dataclass(frozen=True)
@@ -141,6 +212,7 @@ def load_embedder(
     device: str = "auto",
     cache_dir: Optional[str] = None,
     preprocess_threads: Optional[int] = None,
+    decode_workers: Optional[int] = None,
 ) -> ClipEmbedder:
     """Build (or reuse, within this process) the model and wrap it in a ClipEmbedder.
 
@@ -158,6 +230,7 @@ def load_embedder(
         device=resolved_device,
         batch_size=batch_size,
         preprocess_threads=min(8, os.cpu_count() or 1) if preprocess_threads is None else preprocess_threads,
+        decode_workers=(os.cpu_count() or 1) if decode_workers is None else decode_workers,
     )
 
 

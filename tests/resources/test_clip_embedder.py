@@ -8,6 +8,7 @@ detection and the weights-resolution errors depend on.
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from PIL import Image, ImageDraw
 from resources.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, load_embedder
 from assets.image_pool.logic.near_duplicates import similar_pairs
 from resources.clip_embedder import ClipEmbedderResource
+from resources.clip_pixels import PixelsFailed
 
 MODEL = "ViT-S-32"
 W, H = 256, 192
@@ -81,9 +83,7 @@ def test_embeddings_are_unit_norm_float32_rows(embedder: ClipEmbedder, scenes: d
 def test_batch_size_does_not_change_embeddings(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
     images = list(scenes.values())[:5]
     small_batches = load_embedder(MODEL, None, allow_random_init=True, batch_size=2, device="cpu")
-    batches = list(small_batches.embed_batches(iter(images)))
-    assert [b.shape[0] for b in batches] == [2, 2, 1]
-    np.testing.assert_allclose(np.concatenate(batches), embedder.embed_images(images), atol=1e-5)
+    np.testing.assert_allclose(small_batches.embed_images(images), embedder.embed_images(images), atol=1e-5)
 
 
 def test_empty_input_gives_empty_matrix(embedder: ClipEmbedder) -> None:
@@ -203,8 +203,65 @@ def test_cuda_without_gpu_is_unavailable() -> None:
 
 
 def test_non_image_input_is_rejected_with_its_position(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
-    with pytest.raises(TypeError, match="image 8 is a ndarray"):
+    with pytest.raises(ValueError, match="image 8 could not be embedded: TypeError: the loader gave a ndarray"):
         embedder.embed_images([*scenes.values(), np.zeros((8, 8, 3), np.uint8)])
+
+
+@pytest.fixture(scope="module")
+def scene_files(scenes: dict[str, Image.Image], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The scenes as files (JPEG and PNG), with one file that is not an image among them."""
+    folder = tmp_path_factory.mktemp("scenes")
+    files = {}
+    for n, (name, image) in enumerate(scenes.items()):
+        files[name] = folder / f"{name}.{'png' if n % 2 else 'jpg'}"
+        image.save(files[name])
+        if n == 3:
+            files["corrupt"] = folder / "corrupt.jpg"
+            files["corrupt"].write_bytes(b"\xff\xd8\xff\xe0 not really a JPEG")
+    return files
+
+
+def _work(files: dict[str, Path]) -> list[tuple[str, partial]]:
+    return [(name, partial(Image.open, path)) for name, path in files.items()]
+
+
+def test_stream_isolates_a_corrupt_file_and_matches_in_process_embeddings(
+    embedder: ClipEmbedder, scene_files: dict[str, Path]
+) -> None:
+    """Decoded in two worker processes, batches of 3: the corrupt file is exactly one failure, in its place, and
+    every other file embeds as it does when decoded here."""
+    results = list(load_embedder(MODEL, None, allow_random_init=True, batch_size=3, device="cpu")
+                   .embed_stream(_work(scene_files), decode_workers=2))
+
+    assert [key for key, _ in results] == list(scene_files)
+    failures = {key: value for key, value in results if isinstance(value, PixelsFailed)}
+    assert list(failures) == ["corrupt"]
+    assert failures["corrupt"].error_type == "OSError"  # a JPEG header, then nothing to decode
+    good = [name for name in scene_files if name != "corrupt"]
+    with_rgb = [Image.open(scene_files[name]).convert("RGB") for name in good]
+    expected = embedder.embed_images(with_rgb)
+    np.testing.assert_allclose(np.stack([value for key, value in results if key != "corrupt"]), expected, atol=1e-5)
+
+
+def test_worker_and_in_process_decoding_give_the_same_embeddings(
+    embedder: ClipEmbedder, scene_files: dict[str, Path]
+) -> None:
+    in_process = dict(embedder.embed_stream(_work(scene_files), decode_workers=0))
+    in_workers = dict(embedder.embed_stream(_work(scene_files), decode_workers=2))
+    assert in_process.keys() == in_workers.keys()
+    for key, value in in_process.items():
+        if isinstance(value, PixelsFailed):
+            assert str(in_workers[key]) == str(value)
+        else:
+            np.testing.assert_array_equal(in_workers[key], value)
+
+
+def test_stream_preprocessing_is_open_clips_own(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
+    """uint8 pixels from the workers, normalised on the device, give what open_clip's transform gives."""
+    images = list(scenes.values())
+    np.testing.assert_allclose(
+        embedder.embed_images(images), embedder.embed_prepared([embedder.prepare(i) for i in images]), atol=1e-6
+    )
 
 
 def test_no_configured_weights_are_known_without_importing_torch():

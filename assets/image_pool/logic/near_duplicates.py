@@ -6,6 +6,11 @@ into blocks of at most ``block_size`` rows and only one ``block_size ×
 block_size`` float32 product exists at any moment; pairs above the threshold
 are yielded as they are found, so callers can stream them into the warehouse.
 Previously stored embeddings arrive as an iterable of chunks and are read once.
+
+Given a torch ``device`` (the embedder's, when the CLIP pass already runs torch), the block products run
+there: the new rows go to the device once, each existing chunk once, and only the indices and scores of the
+hits come back, never a score block.  Rows are normalised the same way (numpy, float32) on both paths, so the
+pairs are the same.  Without a device, torch is not imported.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
@@ -37,6 +43,7 @@ def similar_pairs(
     *,
     threshold: float,
     block_size: int = 4096,
+    device: Optional[str] = None,
 ) -> Iterator[SimilarPair]:
     """Lazily produce every pair with cosine similarity >= ``threshold``.
 
@@ -45,6 +52,7 @@ def similar_pairs(
     because that was done when they were new.  Rows are expected to be
     L2-normalised already and are re-normalised per block, so slightly
     denormalised input (e.g. from fp16 storage) does not shift the threshold.
+    ``device`` (a torch device name) runs the block products there; None keeps them in numpy.
     """
     if not (math.isfinite(threshold) and -1.0 <= threshold <= 1.0):
         raise ValueError(f"threshold must be a cosine similarity in [-1, 1], got {threshold!r}")
@@ -52,8 +60,9 @@ def similar_pairs(
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     keys = list(new_keys)
     _check_embeddings(keys, new_emb, "new_emb")
+    blocks = _NumpyBlocks() if device is None else _TorchBlocks(device)
     # Arguments are checked above, before the first pair is asked for; existing chunks are checked as they stream in.
-    return _search(keys, new_emb, existing, threshold, block_size)
+    return _search(keys, new_emb, existing, threshold, block_size, blocks)
 
 
 def _search(
@@ -62,9 +71,15 @@ def _search(
     existing: Iterable[tuple[Sequence[Hashable], np.ndarray]],
     threshold: float,
     block_size: int,
+    blocks: _NumpyBlocks | _TorchBlocks,
 ) -> Iterator[SimilarPair]:
     dim = new_emb.shape[1]
-    yield from _pairs_within(keys, new_emb, threshold, block_size)
+    new_blocks = [(i, blocks.put(_unit_block(new_emb, keys, i, i + block_size)))
+                  for i in range(0, new_emb.shape[0], block_size)]
+    for n, (i, left) in enumerate(new_blocks):
+        for j, right in new_blocks[n:]:
+            hits = blocks.hits(left, right, threshold, upper_triangle=j == i)  # each unordered pair once, no self pairs
+            yield from _hits_to_pairs(*hits, keys, i, keys, j)
     for chunk_no, (chunk_keys, chunk_emb) in enumerate(existing):
         old_keys = list(chunk_keys)
         _check_embeddings(old_keys, chunk_emb, f"existing chunk {chunk_no}")
@@ -72,7 +87,10 @@ def _search(
             raise ValueError(
                 f"existing chunk {chunk_no} has dimension {chunk_emb.shape[1]}, new embeddings have {dim}"
             )
-        yield from _pairs_across(keys, new_emb, old_keys, chunk_emb, threshold, block_size)
+        for j in range(0, chunk_emb.shape[0], block_size):
+            right = blocks.put(_unit_block(chunk_emb, old_keys, j, j + block_size))
+            for i, left in new_blocks:
+                yield from _hits_to_pairs(*blocks.hits(left, right, threshold, upper_triangle=False), keys, i, old_keys, j)
 
 
 def _check_embeddings(keys: list[Hashable], emb: np.ndarray, name: str) -> None:
@@ -97,45 +115,54 @@ def _unit_block(emb: np.ndarray, keys: list[Hashable], start: int, stop: int) ->
     return block / norms[:, None]
 
 
-def _pairs_within(
-    keys: list[Hashable], emb: np.ndarray, threshold: float, block_size: int
-) -> Iterator[SimilarPair]:
-    n = emb.shape[0]
-    for i in range(0, n, block_size):
-        left = _unit_block(emb, keys, i, i + block_size)
-        for j in range(i, n, block_size):
-            right = left if j == i else _unit_block(emb, keys, j, j + block_size)
-            sims = left @ right.T
-            hits = sims >= threshold
-            if j == i:
-                hits = np.triu(hits, k=1)  # each unordered pair once, no self pairs
-            yield from _hits_to_pairs(sims, hits, keys, i, keys, j)
+Hits = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, columns and scores of one block product's hits, row-major
 
 
-def _pairs_across(
-    new_keys: list[Hashable],
-    new_emb: np.ndarray,
-    old_keys: list[Hashable],
-    old_emb: np.ndarray,
-    threshold: float,
-    block_size: int,
-) -> Iterator[SimilarPair]:
-    for j in range(0, old_emb.shape[0], block_size):
-        right = _unit_block(old_emb, old_keys, j, j + block_size)
-        for i in range(0, new_emb.shape[0], block_size):
-            left = _unit_block(new_emb, new_keys, i, i + block_size)
+class _NumpyBlocks:
+    """Block products on the host."""
+
+    def put(self, block: np.ndarray) -> np.ndarray:
+        return block
+
+    def hits(self, left: np.ndarray, right: np.ndarray, threshold: float, *, upper_triangle: bool) -> Hits:
+        sims = left @ right.T
+        hit = sims >= threshold
+        if upper_triangle:
+            hit = np.triu(hit, k=1)
+        rows, cols = np.nonzero(hit)
+        return rows, cols, sims[rows, cols]
+
+
+class _TorchBlocks:
+    """Block products on a torch device; only the hits cross back to the host."""
+
+    def __init__(self, device: str) -> None:
+        import torch  # only here: the numpy path never imports torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+
+    def put(self, block: np.ndarray) -> Any:
+        return self.torch.from_numpy(block).to(self.device)
+
+    def hits(self, left: Any, right: Any, threshold: float, *, upper_triangle: bool) -> Hits:
+        with self.torch.inference_mode():
             sims = left @ right.T
-            yield from _hits_to_pairs(sims, sims >= threshold, new_keys, i, old_keys, j)
+            hit = sims >= threshold
+            if upper_triangle:
+                hit = self.torch.triu(hit, diagonal=1)
+            rows, cols = self.torch.nonzero(hit, as_tuple=True)
+            return rows.cpu().numpy(), cols.cpu().numpy(), sims[rows, cols].cpu().numpy()
 
 
 def _hits_to_pairs(
+    rows: np.ndarray,
+    cols: np.ndarray,
     sims: np.ndarray,
-    hits: np.ndarray,
     left_keys: list[Hashable],
     left_start: int,
     right_keys: list[Hashable],
     right_start: int,
 ) -> Iterator[SimilarPair]:
-    rows, cols = np.nonzero(hits)
-    for r, c, s in zip(rows.tolist(), cols.tolist(), sims[rows, cols].tolist()):
+    for r, c, s in zip(rows.tolist(), cols.tolist(), sims.tolist()):
         yield SimilarPair(left_keys[left_start + r], right_keys[right_start + c], s)

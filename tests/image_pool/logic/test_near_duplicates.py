@@ -49,8 +49,9 @@ def _as_dict(pairs: list[SimilarPair]) -> dict[frozenset, float]:
     return found
 
 
+@pytest.mark.parametrize("device", [None, "cpu"])
 @pytest.mark.parametrize("block_size", [1, 7, 16, 61, 4096])
-def test_matches_brute_force_within_and_across(block_size: int) -> None:
+def test_matches_brute_force_within_and_across(block_size: int, device: str | None) -> None:
     rng = np.random.default_rng(3)
     emb = _planted(rng, n_base=45, n_copies=16)
     new, old = emb[:40], emb[40:]
@@ -59,7 +60,7 @@ def test_matches_brute_force_within_and_across(block_size: int) -> None:
     # Existing rows arrive as uneven chunks, the way a warehouse cursor streams them.
     chunks = [(old_keys[:5], old[:5]), (old_keys[5:6], old[5:6]), (old_keys[6:], old[6:])]
 
-    pairs = list(similar_pairs(new_keys, new, chunks, threshold=THRESHOLD, block_size=block_size))
+    pairs = list(similar_pairs(new_keys, new, chunks, threshold=THRESHOLD, block_size=block_size, device=device))
 
     expected = _brute_force(new_keys, new, old_keys, old, THRESHOLD)
     found = _as_dict(pairs)
@@ -73,6 +74,35 @@ def test_matches_brute_force_within_and_across(block_size: int) -> None:
     assert all(not str(p.a).startswith("old") for p in pairs)
 
 
+def test_torch_blocks_give_the_numpy_pairs_in_the_same_order() -> None:
+    """The device path (here torch on the CPU) finds the same pairs, in the same order, with the same scores."""
+    rng = np.random.default_rng(11)
+    emb = _planted(rng, n_base=400, n_copies=120, dim=64)
+    new, old = emb[:300], emb[300:]
+    new_keys, old_keys = list(range(300)), [f"old{i}" for i in range(len(old))]
+    chunks = [(old_keys[:100], old[:100]), (old_keys[100:], old[100:])]
+
+    def pairs_on(device: str | None) -> list[SimilarPair]:
+        return list(similar_pairs(new_keys, new, chunks, threshold=THRESHOLD, block_size=64, device=device))
+
+    on_host, on_device = pairs_on(None), pairs_on("cpu")
+    assert len(on_host) >= 40
+    assert [(p.a, p.b) for p in on_device] == [(p.a, p.b) for p in on_host]
+    np.testing.assert_allclose([p.similarity for p in on_device], [p.similarity for p in on_host], atol=1e-6)
+
+
+def test_numpy_path_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from assets.image_pool.logic.near_duplicates import similar_pairs\n"
+            "list(similar_pairs(['a', 'b'], np.eye(2, dtype=np.float32), threshold=0.5))\n"
+            "print('torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_existing_rows_are_not_compared_with_each_other() -> None:
     e = np.eye(4, dtype=np.float32)
     old = np.stack([e[0], e[0], e[1]])
@@ -80,7 +110,8 @@ def test_existing_rows_are_not_compared_with_each_other() -> None:
     assert {(p.a, p.b) for p in pairs} == {("n", "o1"), ("n", "o2")}
 
 
-def test_threshold_is_inclusive_at_exact_cosines() -> None:
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_threshold_is_inclusive_at_exact_cosines(device: str | None) -> None:
     # Unit vectors whose pairwise cosines are exact in float32: cos(a,b)=0.5, cos(b,c)=0.5, cos(a,c)=0.25.
     a = np.zeros(16, np.float32)
     a[0] = 1.0
@@ -90,7 +121,7 @@ def test_threshold_is_inclusive_at_exact_cosines() -> None:
     emb = np.stack([a, b, c])
 
     def pairs_at(threshold: float) -> set[tuple[str, str, float]]:
-        return {(p.a, p.b, p.similarity) for p in similar_pairs(["a", "b", "c"], emb, threshold=threshold, block_size=2)}
+        return {(p.a, p.b, p.similarity) for p in similar_pairs(["a", "b", "c"], emb, threshold=threshold, block_size=2, device=device)}
 
     assert pairs_at(0.5) == {("a", "b", 0.5), ("b", "c", 0.5)}
     assert pairs_at(float(np.nextafter(np.float32(0.5), np.float32(1)))) == set()
