@@ -135,9 +135,9 @@ class ClipEmbedder:
         if not pixels:
             return _OnDevice(torch.empty((0, self.dim)), None)
         cuda = self.device.startswith("cuda")
-        batch = torch.from_numpy(np.stack(pixels))
-        if cuda:
-            batch = batch.pin_memory()  # page-locked, so the copy below runs asynchronously
+        # page-locked on CUDA, so the copy to the device runs asynchronously; the arrays are copied once, into it
+        batch = torch.empty((len(pixels), *pixels[0].shape), dtype=torch.uint8, pin_memory=cuda)
+        np.stack(pixels, out=batch.numpy())
         with torch.inference_mode():
             batch = batch.to(self.device, non_blocking=cuda)
             # open_clip's ToTensor and Normalize, on the device and for the whole batch
@@ -148,7 +148,7 @@ class ClipEmbedder:
         if not cuda:
             return _OnDevice(unit, None)
         done = torch.cuda.Event()
-        done.record()
+        done.record(torch.cuda.current_stream(torch.device(self.device)))  # the model's GPU, which need not be GPU 0
         return _OnDevice(unit, done)
 
     def _autocast(self) -> contextlib.AbstractContextManager[Any]:

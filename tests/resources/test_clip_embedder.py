@@ -256,6 +256,24 @@ def test_worker_and_in_process_decoding_give_the_same_embeddings(
             np.testing.assert_array_equal(in_workers[key], value)
 
 
+def test_failures_keep_their_places_even_filling_a_whole_batch(
+    embedder: ClipEmbedder, scenes: dict[str, Image.Image]
+) -> None:
+    images = list(scenes.values())[:4]
+    work = [(f"good{i}", lambda image=image: image) for i, image in enumerate(images)]
+    work.insert(1, ("bad_early", partial(Image.open, "/nonexistent/early.png")))
+    work += [("bad_late1", dict), ("bad_late2", dict)]  # after the last good batch: a batch of failures only
+
+    results = list(load_embedder(MODEL, None, allow_random_init=True, batch_size=2, device="cpu")
+                   .embed_stream(work, decode_workers=0))
+
+    assert [key for key, _ in results] == [key for key, _ in work]
+    assert [key for key, value in results if isinstance(value, PixelsFailed)] == ["bad_early", "bad_late1", "bad_late2"]
+    assert dict(results)["bad_early"].error_type == "FileNotFoundError"
+    np.testing.assert_allclose(np.stack([v for k, v in results if k.startswith("good")]), embedder.embed_images(images),
+                               atol=1e-5)
+
+
 def test_stream_preprocessing_is_open_clips_own(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
     """uint8 pixels from the workers, normalised on the device, give what open_clip's transform gives."""
     images = list(scenes.values())
