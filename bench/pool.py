@@ -7,7 +7,9 @@ Not a test. Generates ``--n`` image files (``sample.synth`` renders, determinist
    materializations of source_records → fetched_files → normalized_images → pool_candidates →
    perceptual_duplicates → clip_duplicates → image_pool on a real DuckDB file), timed end to end;
 2. **pool, nothing new**: the same command again; every step runs and finds no new item, so its wall time is the
-   fixed overhead of a run (process and Dagster start-up, step processes, warehouse queries, reports);
+   fixed overhead of a run (process and Dagster start-up, step processes, warehouse queries, reports); once with
+   the executor ``aesforge run`` picks for a full build (a process per step) and once with ``--executor in_process``
+   (one process), to show what the per-step processes cost;
 3. **decode loop**: ``Image.open(p).convert("RGB")`` over the same files in a process pool of all cores.
 
 It prints images per second of both, their ratio (end to end, and per image once the fixed overhead is taken out),
@@ -29,6 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import yaml
 from PIL import Image
@@ -104,10 +107,10 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def timed_run(config: Path) -> tuple[float, int]:
+def timed_run(config: Path, *options: str) -> tuple[float, int]:
     """(wall seconds, peak RSS of the process tree) of one forced ``aesforge run`` of the pool job."""
     command = [sys.executable, "-m", "pipelines.command", "run", "--config", str(config), "--job", "image_pool_job",
-               "--force"]
+               "--force", *options]
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
@@ -127,6 +130,19 @@ def timed_run(config: Path) -> tuple[float, int]:
     if process.returncode != 0:
         sys.exit(f"aesforge run exited {process.returncode}:\n{output[-4000:]}")
     return elapsed, peak
+
+
+def step_seconds(warehouse: Path) -> dict[str, float]:
+    """Seconds each pool step spent between opening and closing its activity (read after the cold run): the work
+    inside the steps, without process start-up, Dagster's own bookkeeping and the asset checks."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT asset_key, date_diff('millisecond', started_at, ended_at) / 1000.0 FROM activity"
+            " ORDER BY started_at").fetchall()
+    finally:
+        con.close()
+    return dict(rows)
 
 
 def folder_bytes(folder: Path) -> int:
@@ -153,7 +169,9 @@ def main() -> None:
     }), encoding="utf-8")
 
     cold, peak = timed_run(config)
+    steps = step_seconds(project / "warehouse.duckdb")
     idle, _ = timed_run(config)
+    idle_one_process, _ = timed_run(config, "--executor", "in_process")
     decode = decode_loop(paths)
     n = len(paths)
     input_bytes, blob_bytes = folder_bytes(paths[0].parent), folder_bytes(project / "blobs")
@@ -161,13 +179,16 @@ def main() -> None:
     marginal = n / max(cold - idle, 1e-9)
     print(f"files: {n} ({input_bytes / 1e6:.1f} MB), cores: {WORKERS}")
     print(f"pool end to end:        {cold:8.1f} s  {pool_rate:8.1f} img/s")
-    print(f"fixed overhead:         {idle:8.1f} s  (wall time of a forced run with nothing new)")
+    print(f"fixed overhead:         {idle:8.1f} s  (wall time of a forced run with nothing new; a process per step)")
+    print(f"  in one process:       {idle_one_process:8.1f} s  (the same with --executor in_process)")
     print(f"pool per image:         {1000 * (cold - idle) / n:8.2f} ms  {marginal:8.1f} img/s (overhead taken out)")
     print(f"decode loop ({WORKERS} procs):  {decode:8.1f} s  {decode_rate:8.1f} img/s")
     print(f"ratio end to end:       {pool_rate / decode_rate:8.3f}")
     print(f"ratio per image:        {marginal / decode_rate:8.3f}")
     print(f"blob store / input:     {blob_bytes / input_bytes:8.2f}  ({blob_bytes / 1e6:.1f} MB / {input_bytes / 1e6:.1f} MB)")
     print(f"peak RSS (process tree):{peak / 2**20:8.0f} MiB")
+    print(f"inside the steps (cold): {sum(steps.values()):7.1f} s  "
+          + ", ".join(f"{key} {seconds:.1f}" for key, seconds in steps.items()))
 
 
 if __name__ == "__main__":

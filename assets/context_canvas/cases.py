@@ -24,6 +24,7 @@ from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.context_canvas.logic.contact_sheet import contact_sheet
 from assets.context_canvas.logic.case_records import CaseError, ContextCase, case_from_record, case_records
 from assets.context_canvas.store import delete_cases, forget_case_file, write_case_reads, write_cases, write_probes
+from assets.core.logic.normalized_pixels import normalized_png
 from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
@@ -166,14 +167,15 @@ def _record(case: ContextCase) -> dict:
 
 
 def _image(log_wh: Warehouse, store: BlobStore, base: Path, reference: str) -> tuple[str, str, str | None] | str:
-    """(sha256, uri, pool item id) of a case image, or what is wrong with the reference."""
+    """(sha256, uri, pool item id) of a case image, or what is wrong with the reference. A pool item's image is a
+    PNG of its normalised pixels, encoded from its original file and stored now (the pool keeps no decoded copy)."""
     if reference.startswith(POOL_PREFIX):
         pool_item = reference[len(POOL_PREFIX):]
-        found = log_wh.query("SELECT i.normalized_sha256, i.normalized_uri FROM pool_images p JOIN image i USING (image_id)"
-                             " WHERE p.pool_item_id = ?", [pool_item])
+        found = log_wh.query("SELECT file_sha256 FROM pool_images WHERE pool_item_id = ?", [pool_item])
         if found.empty:
             return f"{pool_item} is not a kept pool item"
-        return found.iloc[0, 0], found.iloc[0, 1], pool_item
+        stored = store.put_bytes(normalized_png(store.get_bytes(found.iloc[0, 0])))
+        return stored.sha256, stored.uri, pool_item
     path = (base / reference).resolve()
     if not path.is_file():
         return "file not found"

@@ -1,7 +1,7 @@
 """What a materialization shows in the Dagster UI, and the data version it reports, read from what the asset wrote.
 
 **Declaring the output.** Each asset names the warehouse relations it writes in its own decorator,
-``@asset(metadata=writes("pool_images", "pool_member", images="normalized_uri"))``, primary first. The declaration sits
+``@asset(metadata=writes("pool_images", "pool_member", images="file_sha256"))``, primary first. The declaration sits
 beside the code that writes the rows, shows in the catalog as the asset's ``dagster/table_name``, and is read back from
 the loaded definitions both by the step (``recorded_step`` hands it to ``Step``) and by the tests, so there is no
 second list to keep in step with the assets. ``where`` narrows every declared relation to the asset's own rows where

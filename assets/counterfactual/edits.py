@@ -40,10 +40,11 @@ from assets.counterfactual.logic.edit_pairs import (
 )
 from assets.counterfactual.settings import CounterfactualSettings
 from assets.counterfactual.store import edited_spec_keys, record_check, stored_edit, write_edit
+from assets.core.logic.normalized_pixels import normalized_png
 from assets.core.logic.textfiles import line_locator
 from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
-from resources.blob_store import BlobStoreResource
+from resources.blob_store import BlobStore, BlobStoreResource
 from resources.image_editing import MODEL_PLACEHOLDER, ImageEditorResource
 from resources.image_formats import DECODER_ERRORS, DecodeFailure, decode_failure, open_image
 from resources.warehouse import WarehouseResource
@@ -116,19 +117,20 @@ class _Source:
     case_entity: str | None = None
 
 
-def _source(step: Step, ref: SourceRef) -> _Source | tuple[str, str]:
-    """The stored image ``ref`` names, or (reason code, detail) when there is none."""
+def _source(step: Step, store: BlobStore, ref: SourceRef) -> _Source | tuple[str, str]:
+    """The stored image ``ref`` names, or (reason code, detail) when there is none. A pool item's is a PNG of its
+    normalised pixels, encoded from its original file and stored now (the pool keeps no decoded copy)."""
     with step.batch() as log:
         if ref.pool_item_id is not None:
-            found = log.con.execute("SELECT i.normalized_sha256 FROM pool_images p JOIN image i USING (image_id)"
-                                    " WHERE p.pool_item_id = ?", [ref.pool_item_id]).fetchone()
+            found = log.con.execute("SELECT file_sha256 FROM pool_images WHERE pool_item_id = ?",
+                                    [ref.pool_item_id]).fetchone()
         else:
             images = log.con.execute("SELECT position, image_sha256, pool_item_id, case_entity_id FROM context_case_images"
                                      " WHERE case_id = ? ORDER BY position", [ref.case_id]).fetchall()
     if ref.pool_item_id is not None:
         if found is None:
             return "unknown_source", f"{ref.pool_item_id} is not a kept pool item"
-        return _Source(found[0], ref.pool_item_id)
+        return _Source(store.put_bytes(normalized_png(store.get_bytes(found[0]))).sha256, ref.pool_item_id)
     if not images:
         return "unknown_case", f"{ref.case_id} is not a stored ContextCanvas case"
     by_position = {position: rest for position, *rest in images}
@@ -190,7 +192,7 @@ def _edit(step: Step, store, editor, image_editor: ImageEditorResource, counterf
                          *made_by])
         if key in done:
             return Kept(None, count="already_edited")
-        source = _source(step, plan.source)
+        source = _source(step, store, plan.source)
         if isinstance(source, tuple):
             return Rejected(source[0], f"{item.locator}: {source[1]}")
         if supplied is not None:

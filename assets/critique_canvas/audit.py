@@ -44,15 +44,17 @@ from warehouse.lineage import ActivityLog, Entity, utcnow
 AUDIT_STAGE = "critique_audit"
 _ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-# The blank sheet: what a reviewer reads (image, instruction, response) and the columns they fill in.
+# The blank sheet: what a reviewer reads (image: the kept record's original file, instruction, response) and the columns
+# they fill in.
 _SHEET_QUERY = """
-SELECT s.audit_round, s.pair_id, s.domain, local_path(i.normalized_uri) AS image,
+SELECT s.audit_round, s.pair_id, s.domain, local_path(b.blob_uri) AS image,
        p.question AS instruction, p.answer AS response,
        '' AS reviewer, '' AS decision, '' AS blocking_issues, '' AS non_blocking_issues, '' AS comment
 FROM critique_audit_sample s
 JOIN critique_pair p USING (pair_id)
 JOIN pool_member m ON m.pool_item_id = p.pool_item_id AND m.is_representative
-JOIN image i ON i.image_id = m.image_id
+JOIN record_file f ON f.record_id = m.record_id
+JOIN file_blob b ON b.sha256 = f.file_sha256
 WHERE s.audit_round = '{audit_round}'
 ORDER BY s.position
 """

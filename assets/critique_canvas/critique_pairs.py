@@ -18,6 +18,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 from PIL import Image
 
+from assets.core.logic.normalized_pixels import normalized_pixels
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
 from assets.critique_canvas.logic.chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
 from assets.critique_canvas.logic.admission import NOT_ADMITTED, not_admitted_detail
@@ -41,9 +42,10 @@ VERIFIER_STAGE = "critique_verifier"
 ADMISSION_STAGE = "critique_admission"
 
 
-def encode_for_model(store: BlobStore, sha256: str, max_side: int) -> bytes:
-    """The normalized image, downscaled to ``max_side`` and JPEG-encoded deterministically."""
-    image = Image.open(io.BytesIO(store.get_bytes(sha256))).convert("RGB")
+def encode_for_model(store: BlobStore, file_sha256: str, max_side: int) -> bytes:
+    """The normalised pixels of the image's original file, downscaled to ``max_side`` and JPEG-encoded
+    deterministically."""
+    image = normalized_pixels(store.get_bytes(file_sha256))
     image.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=90, optimize=False, progressive=False)
@@ -54,8 +56,8 @@ def _pending(step: Step, digest: str, settings: CritiqueSettings) -> list[Item[t
     """Admitted pool images without a final attempt under this chain configuration (a transport failure is retried)."""
     with step.batch() as log:
         rows = log.con.execute(
-            "SELECT p.pool_item_id, p.image_id, p.domain, i.normalized_sha256, i.normalized_uri FROM pool_images p"
-            " JOIN image i USING (image_id) JOIN source_record r ON r.record_id = p.record_id"
+            "SELECT p.pool_item_id, p.image_id, p.domain, p.file_sha256, p.locator FROM pool_images p"
+            " JOIN source_record r ON r.record_id = p.record_id"
             " LEFT JOIN critique_attempt a ON a.pool_item_id = p.pool_item_id AND a.chain_digest = ?"
             " WHERE (a.pool_item_id IS NULL OR a.retryable) AND list_contains(?, p.domain)"
             " AND list_contains(?, r.source_type)"
@@ -183,7 +185,7 @@ def _rejection_detail(verdict: Verdict) -> str:
 
 
 @asset(
-    metadata=writes("critique_pair", "critique_group", images="(SELECT i.normalized_uri FROM critique_group g JOIN image i USING (image_id) WHERE g.group_id = critique_pair.group_id)"),
+    metadata=writes("critique_pair", "critique_group", images="(SELECT min(f.file_sha256) FROM critique_group g JOIN image_file f USING (image_id) WHERE g.group_id = critique_pair.group_id)"),
     code_version="2",
     deps=[AssetKey("image_pool")],
     description="Six verified instruction–response pairs per admitted kept pool image (source types in"

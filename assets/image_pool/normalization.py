@@ -1,7 +1,9 @@
 """Normalization: decode each fetched file once into an upright RGB image, measure it, sign it.
 
-The perceptual signature is computed here, while the decoded pixels are in memory, so the
-de-duplication stage never has to decode an image again. Every file runs through the item loop:
+No decoded copy is stored: the original bytes stay in the blob store (``file_blob``), the normalisation parameters
+in ``file_decode``, and every later stage that needs pixels gets them from the original with
+``assets.core.logic.normalized_pixels``. The perceptual signature is computed here, while the decoded pixels are in
+memory, so the de-duplication stage never has to decode an image again. Every file runs through the item loop:
 a file is decoded (kept) or rejected with the decoder's reason, and one that makes the code fail
 is ``internal_error`` without costing the other files their decode.
 """
@@ -13,13 +15,13 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
-from assets.image_pool.logic.images import DecodedImage, decode_normalized, encode_normalized
+from assets.image_pool.logic.images import DecodedImage, decode_normalized
 from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
-from resources.blob_store import BlobNotFound, BlobRef, BlobStore, BlobStoreResource
+from resources.blob_store import BlobNotFound, BlobStore, BlobStoreResource
 from resources.image_formats import DecodeFailure
 from resources.warehouse import WarehouseResource
 from warehouse.ids import entity_id
@@ -27,12 +29,13 @@ from warehouse.lineage import ActivityLog, Entity
 
 DECODE_STAGE = "decode"
 BLOB_MISSING = "blob_missing"
+# An image row's original file, for the UI's thumbnails: the first file decoded to these pixels.
+IMAGE_FILE = "(SELECT min(d.file_sha256) FROM file_decode d WHERE d.image_id = image.image_id)"
 
 
 @dataclass(frozen=True)
 class Normalized:
     decoded: DecodedImage
-    normalized: BlobRef
     signature: PerceptualSignature | None  # None below the signature's minimum size (the filter rejects those)
 
 
@@ -48,7 +51,7 @@ def read_blob(store: BlobStore, item: Item[str]) -> bytes | Rejected:
 
 
 def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept | Rejected:
-    """Decode one fetched file (``item.payload`` is its sha256) and store its normalised PNG."""
+    """Decode one fetched file (``item.payload`` is its sha256), measure and sign its normalised pixels."""
     data = read_blob(store, item)
     if isinstance(data, Rejected):
         return data
@@ -57,14 +60,14 @@ def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept |
     except DecodeFailure as failure:
         return Rejected(failure.reason_code, failure.detail, value=failure)
     signature = compute_signature(decoded.image) if decoded.can_be_signed else None
-    return Kept(Normalized(decoded, store.put_bytes(encode_normalized(decoded.image)), signature), count="decoded")
+    return Kept(Normalized(decoded, signature), count="decoded")
 
 
 @asset(
-    metadata=writes("image", "file_decode", "image_signature", images="normalized_uri"),
-    code_version="2",
+    metadata=writes("image", "file_decode", "image_signature", images=IMAGE_FILE),
+    code_version="3",
     deps=[fetched_files],
-    description="Upright RGB images decoded from fetched files (originals kept), with size, spread, frames and perceptual signature.",
+    description="Upright RGB images decoded from fetched files (originals kept, no decoded copy), with size, spread, frames and perceptual signature.",
 )
 def normalized_images(
     context: AssetExecutionContext,
@@ -75,7 +78,7 @@ def normalized_images(
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
     max_pixels = pool.filters.max_pixels
-    with recorded_step(context, wh, {"max_pixels": max_pixels, "normalized_format": "png"}) as step:
+    with recorded_step(context, wh, {"max_pixels": max_pixels}) as step:
         pending = wh.query(
             "SELECT b.sha256, min(r.locator) AS locator FROM file_blob b"
             " LEFT JOIN record_file f ON f.file_sha256 = b.sha256 LEFT JOIN source_record r USING (record_id)"
@@ -111,8 +114,6 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
             "pixel_sha256": r.decoded.pixel_sha256,
             "width": r.decoded.width,
             "height": r.decoded.height,
-            "normalized_sha256": r.normalized.sha256,
-            "normalized_uri": r.normalized.uri,
             "pixel_std": r.decoded.pixel_std,
             "activity_id": log.activity_id,
         }
@@ -121,7 +122,7 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
         derived.append((image_id, d.item.key, "decoded_from"))
     log.used((d.item.key for d in done), "file")
     log.entities(
-        Entity(i, "image", row["normalized_sha256"], {"width": row["width"], "height": row["height"]})
+        Entity(i, "image", row["pixel_sha256"], {"width": row["width"], "height": row["height"]})
         for i, row in images.items()
     )
     log.generated(images)

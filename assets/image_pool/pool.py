@@ -20,7 +20,7 @@ DUPLICATE = "duplicate"
 
 
 @asset(
-    metadata=writes("pool_images", "pool_member", images="normalized_uri"),
+    metadata=writes("pool_images", "pool_member", images="file_sha256"),
     code_version="1",
     deps=[pool_candidates, perceptual_duplicates, clip_duplicates],
     description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP); every drop records cluster, method and distance.",

@@ -311,7 +311,7 @@ def photocritique_references(
 
 _EXPORT_QUERY = """
 SELECT d.post_id, p.permalink, p.title, p.body, p.created_utc,
-       img.normalized_uri AS image_path, img.normalized_sha256 AS image_sha256, f.file_sha256 AS source_file_sha256,
+       b.blob_uri AS image_path, img.pixel_sha256 AS image_sha256, f.file_sha256 AS source_file_sha256,
        d.pool_item_id,
        list({'rank': r.rank, 'comment_id': r.comment_id, 'body': r.body, 'score': r.score,
              'score_observed_at': r.score_observed_at} ORDER BY r.rank) AS critiques
@@ -321,6 +321,7 @@ JOIN photocritique_reference r USING (post_id)
 JOIN pool_member m ON m.pool_item_id = d.pool_item_id
 JOIN image img ON img.image_id = m.image_id
 JOIN record_file f ON f.record_id = m.record_id
+JOIN file_blob b ON b.sha256 = f.file_sha256
 WHERE d.status = 'kept'
 GROUP BY ALL
 ORDER BY d.post_id

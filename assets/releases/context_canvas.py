@@ -21,7 +21,7 @@ define no training split):
   bytes exactly where its original does. Absent from a release without approved edits.
 
 A case image is the file the case names, as stored in the blob store (the bytes the reviewers judged), not the
-pool's normalized copy: a case image need not be in the pool. The old export folder loaded through
+pool's: a case image need not be in the pool. The old export folder loaded through
 ``datasets.load_dataset`` as one "test" split and lost the gold file; the configs keep both, split ``eval``.
 """
 

@@ -10,18 +10,17 @@ from assets.releases.release_asset import release_asset
 from assets.releases.writer import ReleaseSpec, ReleaseTable
 
 POSTS = """
-SELECT r.post_id AS id, r.permalink, r.title, r.body, r.n_words, i.normalized_sha256 AS image,
-       i.normalized_sha256 AS image_sha256, p.source_url, p.redistribution, r.pool_item_id,
+SELECT r.post_id AS id, r.permalink, r.title, r.body, r.n_words, p.pixel_sha256 AS image,
+       p.pixel_sha256 AS image_sha256, p.source_url, p.redistribution, r.pool_item_id,
        [struct_pack(rank := c.rank, comment_id := c.comment_id, score := c.score, n_words := c.n_words, body := c.body)
         FOR c IN r.critiques] AS critiques
 FROM photocritique_reference_set r
 LEFT JOIN pool_images p USING (pool_item_id)
-LEFT JOIN image i ON i.image_id = p.image_id
 """
 
 IMAGES = """
-SELECT DISTINCT i.normalized_sha256 AS image_sha256, p.source_url, p.creator, p.license, p.provider, p.redistribution
-FROM photocritique_reference_set r JOIN pool_images p USING (pool_item_id) JOIN image i ON i.image_id = p.image_id
+SELECT DISTINCT p.pixel_sha256 AS image_sha256, p.source_url, p.creator, p.license, p.provider, p.redistribution
+FROM photocritique_reference_set r JOIN pool_images p USING (pool_item_id)
 """
 
 ROWS = """
@@ -46,7 +45,7 @@ SPEC = ReleaseSpec(
         splits={"test": POSTS},
         images=("image",),
         columns={"id": "Reddit submission id (base36)", "image": "the post's photo (null when withheld by licence)",
-                 "image_sha256": "sha256 of the normalized photo", "critiques": "the three ranked reference critiques",
+                 "image_sha256": "sha256 of the photo's normalised pixels", "critiques": "the three ranked reference critiques",
                  "source_url": "where the photo was published", "pool_item_id": "the image's id in the shared pool"},
     ),),
     images_query=IMAGES,

@@ -6,6 +6,11 @@ owns everything else, so every release has the same layout and the same guarante
 
 - **Streaming**: rows leave DuckDB in Arrow batches and go to the shard being written; a shard is closed when it
   passes ``shard_max_bytes``. Images are read from the blob store one row group at a time.
+- **Pool images encoded at export**: the pool keeps originals only and names an image by its pixel digest
+  (``image.pixel_sha256``); the views and the leakage guard work in those names. A released pool image is published
+  as a PNG of its normalised pixels, encoded from its original here (deterministic: the same original gives the same
+  bytes, those the pool stored as its derivative before issue 18) and stored in the blob store, and in every file
+  the release writes its pixel digest becomes the PNG's sha256, so a row's image has the sha256 the row names.
 - **Byte-identical**: rows ordered by each table's key; fixed row groups and Parquet settings; no timestamps, run or
   activity ids or absolute paths in any file except ``release.json`` (build date and run, kept apart on purpose).
 - **Licence-aware**: an image whose redistribution is withheld is written as null; its row keeps the sha256 column
@@ -25,16 +30,19 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assets.core.exports import record_export
+from assets.core.logic.normalized_pixels import normalized_png
 from assets.core.step import Step
 from assets.releases.logic.card import CardFacts, ConfigCard, render_card
 from assets.releases.logic.croissant import RecordSetFiles, ResponsibleAI, croissant
 from assets.releases.logic.features import card_features, hf_features, plain_schema
 from resources.blob_store import BlobStore
 from resources.image_formats import DecodeFailure, recognised_format
+from warehouse.db import registered
 from warehouse.ids import canonical_json, digest_of, entity_id, sha256_file
 from warehouse.lineage import Entity
 
@@ -205,6 +213,29 @@ def _rows_in_groups(reader: pa.RecordBatchReader) -> Iterator[pa.Table]:
         yield pa.Table.from_batches(pending, schema=reader.schema)
 
 
+def publish_pool_images(con: duckdb.DuckDBPyConnection, store: BlobStore, images_query: str) -> dict[str, str]:
+    """Pixel digest -> sha256 of the published PNG, for every pool image among the release's images (``images_query``,
+    view ``image_file``), each PNG encoded from its original and put in the blob store."""
+    rows = con.execute(f"SELECT f.pixel_sha256, f.file_sha256 FROM image_file f WHERE f.pixel_sha256 IN"
+                       f" (SELECT i.image_sha256 FROM ({images_query}) AS i) ORDER BY 1").fetchall()
+    return {pixel: store.put_bytes(normalized_png(store.get_bytes(file))).sha256 for pixel, file in rows}
+
+
+def _published_names(table: pa.Table, published: Mapping[str, str]) -> pa.Table:
+    """``table`` with every pool image's pixel digest that a string column (or a list of strings) holds whole replaced
+    by its published PNG's sha256."""
+    if not published:
+        return table
+    columns = []
+    for f, column in zip(table.schema, table.columns):
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+            column = pa.array([published.get(v, v) for v in column.to_pylist()], f.type)
+        elif pa.types.is_list(f.type) and pa.types.is_string(f.type.value_type):
+            column = pa.array([None if v is None else [published.get(x, x) for x in v] for v in column.to_pylist()], f.type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
 def _converted(table: pa.Table, schema: pa.Schema, images: tuple[str, ...], store: BlobStore, withheld: set[str],
                copy_to: Path | None) -> pa.Table:
     columns = []
@@ -226,7 +257,8 @@ def _converted(table: pa.Table, schema: pa.Schema, images: tuple[str, ...], stor
 
 
 def _write_split(con: duckdb.DuckDBPyConnection, query: str, key: str, table: ReleaseTable, split: str, folder: Path,
-                 store: BlobStore, withheld: set[str], max_bytes: int, copy_to: Path | None) -> tuple[pa.Schema, list[Path], int]:
+                 store: BlobStore, withheld: set[str], max_bytes: int, copy_to: Path | None,
+                 published: Mapping[str, str]) -> tuple[pa.Schema, list[Path], int]:
     reader = con.sql(f"SELECT * FROM ({query}) AS q ORDER BY q.{key}").to_arrow_reader(ROW_GROUP_ROWS)
     schema = plain_schema(reader.schema, table.images)
     if copy_to is not None:  # copied images: the column is the file's relative path
@@ -235,6 +267,7 @@ def _write_split(con: duckdb.DuckDBPyConnection, query: str, key: str, table: Re
     features = hf_features(schema, () if copy_to is not None else table.images)
     writer = _ShardWriter(folder, split, schema, features, max_bytes)
     for group in _rows_in_groups(reader):
+        group = _published_names(group, published)
         if copy_to is not None:
             image_schema = plain_schema(reader.schema, table.images)
             converted = _converted(group, image_schema, table.images, store, withheld, copy_to)
@@ -360,7 +393,8 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
     record_sets: list[RecordSetFiles] = []
     with step.batch() as log, _portable_function(log.con, name_of):
         con = log.con
-        withheld = {r[0] for r in con.execute(
+        published = publish_pool_images(con, store, spec.images_query)
+        withheld = {published.get(r[0], r[0]) for r in con.execute(
             f"SELECT image_sha256 FROM ({spec.images_query}) WHERE {_is_withheld(withheld_values)}").fetchall()}
         for table in spec.tables:
             folder = building / "data" / table.config
@@ -369,7 +403,7 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
             schema = None
             for split, query in table.splits.items():
                 split_schema, shards, n = _write_split(con, guarded(spec.dataset, table, split, query), table.key, table, split, folder, store, withheld,
-                                                       shard_max_bytes, copy_to)
+                                                       shard_max_bytes, copy_to, published)
                 if n == 0:  # an empty split is not written (and not announced)
                     for shard in shards:
                         shard.unlink()
@@ -386,10 +420,13 @@ def write_release(step: Step, store: BlobStore, spec: ReleaseSpec, out: Path, *,
             record_sets.append(RecordSetFiles(table.config, table.description, schema, shown_images, table.key,
                                               tuple(splits), table.columns))
         attribution = (
-            f"SELECT image_sha256, source_url, coalesce(creator, 'unknown') AS creator, license, provider, redistribution,"
+            f"SELECT coalesce(p.published, i.image_sha256) AS image_sha256, source_url,"
+            f" coalesce(creator, 'unknown') AS creator, license, provider, redistribution,"
             f" NOT {_is_withheld(withheld_values)} AS bytes_included"
-            f" FROM ({spec.images_query}) ORDER BY image_sha256")
-        con.execute(f"COPY ({attribution}) TO {_q(str(building / 'ATTRIBUTION.csv'))} (FORMAT csv, HEADER)")
+            f" FROM ({spec.images_query}) AS i LEFT JOIN _release_published p ON p.pixel = i.image_sha256 ORDER BY 1")
+        names = pd.DataFrame({"pixel": list(published), "published": list(published.values())}, dtype="string")
+        with registered(con, "_release_published", names):
+            con.execute(f"COPY ({attribution}) TO {_q(str(building / 'ATTRIBUTION.csv'))} (FORMAT csv, HEADER)")
         n_provenance = _write_arrow(con, PROVENANCE_QUERY.format(rows=released_rows(spec)), building / "provenance.parquet")
         left_out = _left_out(con, spec)
         facts = _card_facts(con, spec, configs, withheld_values, left_out)

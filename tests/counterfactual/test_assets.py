@@ -40,8 +40,7 @@ def test_edits_are_synthetic_derived_and_done_once(tmp_path, monkeypatch, provid
     config = critique_config(tmp_path)
     assert run_pool(config).success
     wh = Warehouse(tmp_path / "warehouse.duckdb")
-    items = wh.query("SELECT p.pool_item_id, i.normalized_sha256 FROM pool_images p JOIN image i USING (image_id)"
-                     " ORDER BY p.pool_item_id")
+    items = wh.query("SELECT pool_item_id, file_sha256 FROM pool_images ORDER BY pool_item_id")
     specs = tmp_path / "specs.csv"
     specs.write_text(
         "source_id,decisive_cue,instruction,original_label,intended_label\n"
@@ -67,7 +66,7 @@ def test_edits_are_synthetic_derived_and_done_once(tmp_path, monkeypatch, provid
         # Lineage to the source; never a pool image; the unknown source is rejected with its reason.
         edges = wh.query("SELECT source_entity_id, relation FROM was_derived_from WHERE entity_id = ?", [first["record_id"]])
         assert edges.values.tolist() == [[items.iloc[0, 0], "counterfactual_of"]]
-        assert not set(edits["output_sha256"]) & set(wh.query("SELECT normalized_sha256 FROM image")["normalized_sha256"])
+        assert not set(edits["output_sha256"]) & set(wh.query("SELECT file_sha256 FROM file_decode")["file_sha256"])
         assert wh.scalar("SELECT reason_code FROM rejection WHERE stage = 'counterfactual_edit'") == "unknown_source"
         # Done once: a re-run sends nothing.
         assert _edit(config).success

@@ -6,11 +6,15 @@ train), a human audit that rejects one pair, then the release, read back with ev
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from assets.core.logic.normalized_pixels import normalized_png
+from resources.blob_store import LocalBlobStore
 
 from tests.critique_canvas.test_audit_export import AUDIT, _blank_sheet, _return_sheet
 from tests.releases.release_checks import (
@@ -72,13 +76,13 @@ def built(tmp_path_factory) -> Built:
 def test_every_config_and_split_loads_with_images_decoded_or_withheld_by_licence(built: Built):
     assert set(built.loaded.configs) == {"records", "conversations"}
     assert all(set(d) == {"train", "eval"} for d in built.loaded.configs.values())
-    rights = dict(built.wh.query("SELECT DISTINCT image_sha256, provenance.redistribution AS r"
+    rights = dict(built.wh.query("SELECT DISTINCT id, provenance.redistribution AS r"
                                  " FROM critique_canvas_records").itertuples(index=False))
     assert sorted(set(rights.values())) == ["allowed", "restricted", "unknown"]
     for config, dataset in built.loaded.configs.items():
         for split, rows in dataset.items():
             for row in rows:
-                assert (row["image"] is None) == (rights[row["image_sha256"]] != "allowed"), (config, split, row["id"])
+                assert (row["image"] is None) == (rights[row["id"]] != "allowed"), (config, split, row["id"])
     assert built.loaded.decoded and built.loaded.withheld
     assert built.loaded.decoded + built.loaded.withheld == 2 * built.wh.scalar("SELECT count(*) FROM critique_canvas_records")
 
@@ -92,9 +96,12 @@ def test_rows_are_the_views_pairs_with_provenance_but_no_run_ids(built: Built):
     by_id = {row["id"]: row for row in view.to_dict("records")}
     for row in records.to_dict("records"):
         mine = by_id[row["id"]]
-        for column in ("image_sha256", "domain", "dimension", "improvement", "instruction", "response",
-                       "conversation_group", "turn"):
+        for column in ("domain", "dimension", "improvement", "instruction", "response", "conversation_group", "turn"):
             assert row[column] == mine[column], column
+        # The view names the image by its pixel digest and shows its original; the release, by the sha256 of the PNG
+        # of its normalised pixels that it publishes.
+        original = LocalBlobStore(built.root / "blobs").get_bytes(mine["image"].removeprefix("blob:"))
+        assert row["image_sha256"] == hashlib.sha256(normalized_png(original)).hexdigest()
         assert list(row["selected_dimensions"]) == list(mine["selected_dimensions"])
         provenance, source = row["provenance"], mine["provenance"]
         assert "activity_id" not in provenance and "run_id" not in provenance

@@ -200,7 +200,7 @@ def test_planted_copies_in_the_train_split_fail_the_check_until_the_guard_exclud
     rebuilt = materialize(world, "critique_pairs", "critique_splits")
     assert rebuilt.success, failures(rebuilt)
     trained = wh.query(
-        "SELECT split_part(r.locator, '/', -1) AS name, i.normalized_sha256 AS sha FROM critique_split s"
+        "SELECT split_part(r.locator, '/', -1) AS name, i.pixel_sha256 AS sha FROM critique_split s"
         " JOIN critique_group g USING (group_id) JOIN pool_images p ON p.pool_item_id = g.pool_item_id"
         " JOIN source_record r ON r.record_id = p.record_id JOIN image i ON i.image_id = p.image_id WHERE s.split = 'train'")
     names = {name: kind for kind, (name, _) in planted.items()}
@@ -255,11 +255,10 @@ def _excluded(wh: Warehouse) -> set[str]:
 
 
 def _pool_image(con, name: str, cluster: str, rep: str | None = None, hop: tuple[str, str] | None = None) -> None:
-    """Pool image ``name`` (file sha f-<name>, normalized sha n-<name>) as record rec-<name> of ``cluster``; kept when
+    """Pool image ``name`` (file sha f-<name>, pixel sha px-<name>) as record rec-<name> of ``cluster``; kept when
     ``rep`` is None, else dropped, joining through ``hop`` (next image, method) or as an exact copy of ``rep``."""
     insert_rows(con, "image", [{"image_id": f"img-{name}", "pixel_sha256": f"px-{name}", "width": 300, "height": 200,
-                                "normalized_sha256": f"n-{name}", "normalized_uri": f"blob:n-{name}", "pixel_std": 30.0,
-                                "activity_id": "a"}])
+                                "pixel_std": 30.0, "activity_id": "a"}])
     insert_rows(con, "file_decode", [{"file_sha256": f"f-{name}", "image_id": f"img-{name}", "activity_id": "a"}])
     insert_rows(con, "record_file", [{"record_id": f"rec-{name}", "file_sha256": f"f-{name}", "activity_id": "a"}])
     matched, method = hop or ((f"img-{rep}", "exact_pixels") if rep else (None, None))
@@ -312,7 +311,7 @@ def test_each_held_out_dataset_excludes_its_training_copies_with_the_evidence(tm
         # CritiqueCanvas train: pool item a, shown by a ContextCanvas case through its pool reference.
         _pool_image(con, "a", "cluster:A")
         _critique(con, "a", "train")
-        _case_image(con, "case-pool", "n-a", "pool_item:a")
+        _case_image(con, "case-pool", "png-of-a", "pool_item:a")  # a PNG of a's pixels, stored for the case
         # CritiqueCanvas train: pool item b; a stand-in illustration has the bytes of c, which joined b's cluster
         # through d (c -clip-> d -perceptual-> b): no direct match between b and c.
         _pool_image(con, "b", "cluster:B")
@@ -340,12 +339,12 @@ def test_each_held_out_dataset_excludes_its_training_copies_with_the_evidence(tm
     assert _check_outcome(result) == (True, "-")
     rows = {(r.dataset, r.image_sha256): r for r in _wh(config).query("SELECT * FROM release_exclusion").itertuples(index=False)}
     assert {key: (r.held_dataset, r.held_split, r.held_item_id, r.reason) for key, r in rows.items()} == {
-        ("critique_canvas", "n-a"): ("context_canvas", "eval", "case-pool#image=1", "same_image"),
-        ("critique_canvas", "n-b"): ("poem_benchmark", "test", "p@stand-in-1", "clip_duplicate"),
+        ("critique_canvas", "px-a"): ("context_canvas", "eval", "case-pool#image=1", "same_image"),
+        ("critique_canvas", "px-b"): ("poem_benchmark", "test", "p@stand-in-1", "clip_duplicate"),
         ("aeseval", "f-e"): ("critique_canvas", "eval", "pool_item:e", "same_image"),
         ("aeseval", "png-1"): ("context_canvas", "eval", "case-file#image=1", "same_image"),
         ("aeseval", "png-2"): ("poem_benchmark", "test", "q@stand-in-2", "same_image"),
     }
-    assert rows[("critique_canvas", "n-b")].detail.endswith(
+    assert rows[("critique_canvas", "px-b")].detail.endswith(
         "duplicate cluster cluster:B through img-c clip:vit-b-32 img-d, img-d perceptual:phash img-b")
     assert {r.split for r in rows.values()} == {"train"} and {r.n_held_out for r in rows.values()} == {1}

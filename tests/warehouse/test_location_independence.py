@@ -168,7 +168,7 @@ def test_no_row_names_a_project_folder_or_the_blob_folder(projects):
 def test_the_views_show_a_blob_as_its_file_in_the_configured_folder(projects):
     for project in projects:
         wh = project.wh
-        ref, path = wh.query("SELECT normalized_uri, local_path(normalized_uri) AS path FROM image LIMIT 1").iloc[0]
+        ref, path = wh.query("SELECT blob_uri, local_path(blob_uri) AS path FROM file_blob LIMIT 1").iloc[0]
         assert ref.startswith("blob:") and Path(path).is_file() and Path(path).is_relative_to(project.blobs.resolve())
         # a handle that is not told where the blobs are shows the reference itself
         assert Warehouse(wh.path).scalar("SELECT local_path(?)", [ref]) == ref

@@ -34,7 +34,7 @@ def test_migration_0015_turns_blob_uris_into_references_and_lists_the_scopes_to_
     wh = Warehouse(path)
     assert dict(wh.query("SELECT sha256, blob_uri FROM file_blob").itertuples(index=False)) == {
         SHA: f"blob:{SHA}", OTHER: f"blob:{OTHER}"}
-    assert wh.scalar("SELECT normalized_uri FROM image") == "file:///elsewhere/not-a-blob.png"  # not a blob's shape
+    assert wh.scalar("SELECT pixel_sha256 FROM image") == SHA  # its decoded copy's columns are gone (0024), the image stays
     # only the scope with rows is pending; nothing was renamed in SQL
     assert wh.query("SELECT scope, activity_id FROM location_rekey").values.tolist() == [["image_pool", None]]
     assert wh.scalar("SELECT locator FROM source_record") == "/home/u/proj/data/inbox/a.png"

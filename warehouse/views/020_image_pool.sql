@@ -1,5 +1,7 @@
 -- pool_images: the kept images, one row per duplicate cluster, with their provenance fields and
--- the run that decided the pool. pool_item_id feeds provenance().
+-- the run that decided the pool. pool_item_id feeds provenance(). pixel_sha256 names the image (its normalised
+-- pixels); file_sha256 is the kept record's original file, the bytes its pixels are decoded from
+-- (assets/core/logic/normalized_pixels.py).
 CREATE OR REPLACE VIEW pool_images AS
 SELECT
     m.pool_item_id,
@@ -10,7 +12,8 @@ SELECT
     m.cluster_size,
     i.width,
     i.height,
-    i.normalized_uri,
+    i.pixel_sha256,
+    f.file_sha256,
     r.title,
     r.creator,
     r.provider,
@@ -21,9 +24,18 @@ SELECT
     a.run_id AS decided_in_run
 FROM pool_member m
 JOIN image i ON i.image_id = m.image_id
+JOIN record_file f ON f.record_id = m.record_id
 JOIN source_record r ON r.record_id = m.record_id
 JOIN activity a ON a.activity_id = m.activity_id
 WHERE m.is_representative;
+
+-- image_file: each decoded image with its original file, the first file (by sha256) whose normalised pixels it is;
+-- any other file decoded to it gives the same pixels.
+CREATE OR REPLACE VIEW image_file AS
+SELECT d.image_id, i.pixel_sha256, min(d.file_sha256) AS file_sha256
+FROM file_decode d
+JOIN image i ON i.image_id = d.image_id
+GROUP BY ALL;
 
 -- duplicate_drops: every record dropped as a duplicate, with its cluster, the kept record, the
 -- neighbour it matched, the method (exact_bytes, exact_pixels, perceptual:<how>, clip) and distance.

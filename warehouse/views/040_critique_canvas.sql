@@ -38,12 +38,14 @@ CREATE OR REPLACE MACRO llava_conversation(instruction, response) AS
 
 -- critique_canvas_records: the CritiqueCanvas dataset, one instruction–response pair per row, as
 -- exported: verifier-accepted pairs of complete groups that have a split and were not rejected by the
--- human audit. provenance carries what the record came from and is never meant as model input.
+-- human audit. provenance carries what the record came from and is never meant as model input. image is the kept
+-- record's original file; image_sha256 names its normalised pixels (image.pixel_sha256), which the release
+-- publishes as a PNG encoded at export time.
 CREATE OR REPLACE VIEW critique_canvas_records AS
 SELECT
     p.pair_id AS id,
-    local_path(i.normalized_uri) AS image,
-    i.normalized_sha256 AS image_sha256,
+    local_path(b.blob_uri) AS image,
+    i.pixel_sha256 AS image_sha256,
     p.domain,
     CAST(json_extract_string(g.plan, '$[*].dimension') AS VARCHAR[]) AS selected_dimensions,
     p.dimension,
@@ -83,6 +85,8 @@ JOIN critique_group g USING (group_id)
 JOIN critique_split s USING (group_id)
 JOIN pool_member m ON m.pool_item_id = p.pool_item_id AND m.is_representative
 JOIN image i ON i.image_id = m.image_id
+JOIN record_file f ON f.record_id = m.record_id
+JOIN file_blob b ON b.sha256 = f.file_sha256
 JOIN source_record r ON r.record_id = m.record_id
 JOIN activity a ON a.activity_id = p.activity_id
 LEFT JOIN model_call pc ON pc.call_id = json_extract_string(g.planner_calls, '$[0]')

@@ -3,16 +3,16 @@
 
 -- release_split_images: one row per image of a split, role 'training' or 'held_out'; key (role, dataset, split,
 -- item_id, image_sha256). image_sha256 is the image as the split's rows carry it: for CritiqueCanvas the kept pool
--- image's normalized PNG, for AesEval the render PNG, for photocritique the post photo's normalized PNG, for
--- ContextCanvas the case image (a pool item's normalized PNG, or the case file's own bytes), for the poem benchmark
--- the illustration's stored bytes. record_id is the pool record it is (when it is one); file_sha256, image_id and
+-- image's pixel digest (image.pixel_sha256), for AesEval the render PNG, for photocritique the post photo's pixel
+-- digest, for ContextCanvas the case image (a PNG of a pool item's normalised pixels, or the case file's own bytes),
+-- for the poem benchmark the illustration's stored bytes. record_id is the pool record it is (when it is one); file_sha256, image_id and
 -- cluster_id are what the pool knows of it (NULL when the pool never saw these bytes).
 -- Held out is everything a benchmark stores as a test or eval item, whatever its current filter or review
 -- decision (those change while the image does not): every photocritique post's image candidates, every
 -- ContextCanvas case image, every poem illustration, AesEval's benchmark designs and CritiqueCanvas's eval groups.
 CREATE OR REPLACE VIEW release_split_images AS
 WITH critique_images AS (
-    SELECT DISTINCT s.split, g.pool_item_id, i.normalized_sha256, m.record_id
+    SELECT DISTINCT s.split, g.pool_item_id, i.pixel_sha256, m.record_id
     FROM critique_split s
     JOIN critique_group g USING (group_id)
     JOIN pool_member m ON m.pool_item_id = g.pool_item_id AND m.is_representative
@@ -24,17 +24,17 @@ WITH critique_images AS (
     JOIN design_render r ON r.design_id = d.design_id
 ), split_images AS (
     SELECT 'training' AS role, 'critique_canvas' AS dataset, split, pool_item_id AS item_id, pool_item_id AS entity_id,
-           normalized_sha256 AS image_sha256, record_id
+           pixel_sha256 AS image_sha256, record_id
     FROM critique_images WHERE split = 'train'
     UNION ALL
     SELECT 'training', 'aeseval', split, design_id, render_id, png_sha256, NULL FROM design_images WHERE split = 'train'
     UNION ALL
-    SELECT 'held_out', 'critique_canvas', split, pool_item_id, pool_item_id, normalized_sha256, record_id
+    SELECT 'held_out', 'critique_canvas', split, pool_item_id, pool_item_id, pixel_sha256, record_id
     FROM critique_images WHERE split = 'eval'
     UNION ALL
     SELECT 'held_out', 'aeseval', split, design_id, render_id, png_sha256, NULL FROM design_images WHERE split = 'benchmark'
     UNION ALL
-    SELECT DISTINCT 'held_out', 'photocritique', 'test', c.post_id, p.entity_id, i.normalized_sha256, c.record_id
+    SELECT DISTINCT 'held_out', 'photocritique', 'test', c.post_id, p.entity_id, i.pixel_sha256, c.record_id
     FROM reddit_post_image c
     JOIN reddit_post p USING (post_id)
     JOIN record_file f ON f.record_id = c.record_id
@@ -48,11 +48,11 @@ WITH critique_images AS (
     LEFT JOIN pool_member m ON m.pool_item_id = ci.pool_item_id AND m.is_representative
     UNION ALL
     SELECT 'held_out', 'poem_benchmark', 'test', item_id, entity_id, image_sha256, pool_record_id FROM poem_illustration
-), sha_image AS (   -- every sha256 the pool knows: a decoded file's, or an image's normalized PNG's
+), sha_image AS (   -- every sha256 the pool knows: a decoded file's, or an image's pixel digest
     SELECT sha256, min(image_id) AS image_id FROM (
         SELECT file_sha256 AS sha256, image_id FROM file_decode WHERE image_id IS NOT NULL
         UNION ALL
-        SELECT normalized_sha256, image_id FROM image
+        SELECT pixel_sha256, image_id FROM image
     ) GROUP BY sha256
 ), image_cluster AS (
     SELECT image_id, min(cluster_id) AS cluster_id FROM pool_member GROUP BY image_id
