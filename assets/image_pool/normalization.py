@@ -17,12 +17,13 @@ from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
 from assets.image_pool.logic.images import DecodedImage, decode_normalized
 from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
+from assets.image_pool.logic.source_quality import SourceQuality, measure_source
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobNotFound, BlobStore, BlobStoreResource
-from resources.image_formats import DecodeFailure
+from resources.image_formats import DecodeFailure, open_image
 from resources.warehouse import WarehouseResource
 from warehouse.ids import entity_id
 from warehouse.lineage import ActivityLog, Entity
@@ -37,6 +38,7 @@ IMAGE_FILE = "(SELECT min(d.file_sha256) FROM file_decode d WHERE d.image_id = i
 class Normalized:
     decoded: DecodedImage
     signature: PerceptualSignature | None  # None below the signature's minimum size (the filter rejects those)
+    quality: SourceQuality  # how good a copy the file is (the representative rule reads it)
 
 
 def read_blob(store: BlobStore, item: Item[str]) -> bytes | Rejected:
@@ -60,7 +62,8 @@ def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept |
     except DecodeFailure as failure:
         return Rejected(failure.reason_code, failure.detail, value=failure)
     signature = compute_signature(decoded.image) if decoded.can_be_signed else None
-    return Kept(Normalized(decoded, signature), count="decoded")
+    quality = measure_source(open_image(data, max_pixels), data, decoded.image)  # the header again: tables, format
+    return Kept(Normalized(decoded, signature, quality), count="decoded")
 
 
 @asset(
@@ -108,7 +111,8 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
             continue
         r: Normalized = outcome.value
         image_id = entity_id("image", r.decoded.pixel_sha256)
-        decodes.append(_decode_row(d.item.payload, image_id, r.decoded.source_format, log.activity_id, r.decoded))
+        decodes.append(_decode_row(d.item.payload, image_id, r.decoded.source_format, log.activity_id, r.decoded)
+                       | r.quality.to_record())
         images[image_id] = {
             "image_id": image_id,
             "pixel_sha256": r.decoded.pixel_sha256,

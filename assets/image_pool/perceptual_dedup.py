@@ -4,26 +4,54 @@ Only images not yet scanned are compared, against everything scanned before (who
 indexed in memory; their thumbnails are read only when a candidate needs verifying). Each new
 image is one item of the item loop, matched and then indexed, so an image whose stored signature
 cannot be read or matched is ``internal_error`` and the others are still scanned.
+
+Signatures made by an older signature version are first made again from the image's original file
+(stage ``resign``), so old and new images are compared by the same hashes.
 """
 
 from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
+from assets.core.logic.normalized_pixels import normalized_pixels
 from assets.image_pool.filtering import pool_candidates
-from assets.core.item_loop import Done, Item, Kept, run_items
-from assets.image_pool.logic.perceptual import PerceptualMatcher, PerceptualParams, PerceptualSignature
+from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.image_pool.logic.perceptual import (
+    SIGNATURE_VERSION,
+    PerceptualMatcher,
+    PerceptualParams,
+    PerceptualSignature,
+    compute_signature,
+)
+from assets.image_pool.normalization import read_blob
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.store import Evidence, load_signatures, record_scan, stream_hashes, stream_signature_records
+from assets.image_pool.store import (
+    Evidence,
+    load_signatures,
+    record_scan,
+    replace_signatures,
+    stream_hashes,
+    stream_signature_records,
+)
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
+from resources.blob_store import BlobStore, BlobStoreResource
 from resources.warehouse import WarehouseResource
 from warehouse.lineage import ActivityLog
 
 PERCEPTUAL_SCAN = "perceptual"
+RESIGN_STAGE = "resign"
 
 _ELIGIBLE = "s.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"
 _SCANNED = f"EXISTS (SELECT 1 FROM match_scan m WHERE m.image_id = s.image_id AND m.method = '{PERCEPTUAL_SCAN}')"
+
+
+def resign_image(store: BlobStore, item: Item[str]) -> Kept | Rejected:
+    """The current version's signature of one image, from its original file (``item.payload`` is its sha256)."""
+    data = read_blob(store, item)
+    if isinstance(data, Rejected):
+        return data
+    return Kept(compute_signature(normalized_pixels(data)), count="signatures_remade")
 
 
 def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
@@ -33,16 +61,29 @@ def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
 
 @asset(
     metadata=writes("duplicate_match", "match_scan", where="method LIKE 'perceptual%'"),
-    code_version="2",
+    code_version="4",
     deps=[pool_candidates],
     description="Near-duplicate pairs among eligible images by perceptual hashes (flip-, crop- and rotation-aware), each verified.",
 )
 def perceptual_duplicates(
-    context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
+    context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource, pool: PoolSettings
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     params = PerceptualParams(**pool.dedup.perceptual)
-    with recorded_step(context, wh, {"perceptual": asdict(params)}) as step:
+    with recorded_step(context, wh, {"perceptual": asdict(params), "signature_version": SIGNATURE_VERSION}) as step:
+        store = blob_store.get_store()
+        outdated = wh.query(
+            "SELECT s.image_id, f.file_sha256 FROM image_signature s JOIN image_file f USING (image_id)"
+            f" WHERE s.signature_version IS DISTINCT FROM ? AND {_ELIGIBLE} ORDER BY s.image_id", [SIGNATURE_VERSION])
+        if len(outdated):
+            step.counts["signatures_outdated"] = len(outdated)
+
+            def write_signatures(log: ActivityLog, done: list[Done[str]]) -> None:
+                replace_signatures(log, {d.item.key: d.outcome.value for d in done if d.kept})
+
+            run_items(step, RESIGN_STAGE, (Item(i, store.uri(sha), sha, sha) for i, sha in outdated.itertuples(index=False)),
+                      lambda item: resign_image(store, item), write_signatures, batch_size=pool.batch_size,
+                      total=len(outdated))
         matcher = PerceptualMatcher(params, load_signatures=lambda ids: load_signatures(wh, ids))
         matcher.index_existing(stream_hashes(wh, f"{_ELIGIBLE} AND {_SCANNED}"))
         items = (Item(image_id, image_id, image_id, record)
@@ -51,7 +92,8 @@ def perceptual_duplicates(
         def write(log: ActivityLog, done: list[Done[dict]]) -> None:
             matches = [m for d in done for m in d.outcome.value]
             step.counts["pairs"] += record_scan(log, PERCEPTUAL_SCAN, [d.item.key for d in done], (
-                Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score) for m in matches))
+                Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score, None, m.covered_a, m.covered_b, m.edited)
+                for m in matches))
 
         run_items(step, PERCEPTUAL_SCAN, items, lambda item: match_image(matcher, item), write, batch_size=pool.batch_size)
     return step.result()

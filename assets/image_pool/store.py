@@ -132,6 +132,13 @@ def write_signatures(log: ActivityLog, signatures: Mapping[str, PerceptualSignat
                 [{"image_id": i, **s.to_record(), "activity_id": log.activity_id} for i, s in signatures.items()])
 
 
+def replace_signatures(log: ActivityLog, signatures: Mapping[str, PerceptualSignature]) -> None:
+    """Signatures made again (a newer signature version) in place of the stored ones."""
+    insert_rows(log.con, "image_signature",
+                [{"image_id": i, **s.to_record(), "activity_id": log.activity_id} for i, s in signatures.items()],
+                conflict="replace")
+
+
 def write_file_decodes(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     """What decoding each fetched file gave: its image, or no image when it could not be decoded."""
     insert_rows(con, "file_decode", rows)
@@ -153,6 +160,12 @@ def replace_pool_members(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> No
     insert_rows(con, "pool_member", rows)
 
 
+def replace_duplicate_links(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
+    """What the current clustering made of every duplicate pair (linked, inside, refused with a reason)."""
+    con.execute("DELETE FROM duplicate_link")
+    insert_rows(con, "duplicate_link", rows)
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One near-duplicate pair a matching pass found, as it goes into ``duplicate_match``."""
@@ -163,6 +176,24 @@ class Evidence:
     distance: float
     score: float
     model_key: str | None = None
+    covered_a: float | None = None  # share of a's frame that b shows (perceptual evidence only)
+    covered_b: float | None = None
+    edited: str | None = None  # "a" or "b": the side showing an overlay the other lacks
+
+    def as_row(self) -> dict:
+        """The ``duplicate_match`` columns, the pair stored as image_a < image_b (per-side values follow their image)."""
+        swap = self.a > self.b
+        return {
+            "image_a": self.b if swap else self.a,
+            "image_b": self.a if swap else self.b,
+            "method": self.method,
+            "distance": float(self.distance),
+            "score": float(self.score),
+            "model_key": self.model_key,
+            "covered_a": self.covered_b if swap else self.covered_a,
+            "covered_b": self.covered_a if swap else self.covered_b,
+            "edited": {"a": "b", "b": "a"}.get(self.edited) if swap else self.edited,
+        }
 
 
 def record_scan(log: ActivityLog, scan: str, image_ids: list[str], evidence: Iterable[Evidence]) -> int:
@@ -171,18 +202,7 @@ def record_scan(log: ActivityLog, scan: str, image_ids: list[str], evidence: Ite
     Shared by the perceptual and CLIP passes, so both record evidence in the same transaction as their scan
     marks (a crash never leaves an image scanned without its pairs).
     """
-    rows = [
-        {
-            "image_a": min(e.a, e.b),
-            "image_b": max(e.a, e.b),
-            "method": e.method,
-            "distance": float(e.distance),
-            "score": float(e.score),
-            "model_key": e.model_key,
-            "activity_id": log.activity_id,
-        }
-        for e in evidence
-    ]
+    rows = [{**e.as_row(), "activity_id": log.activity_id} for e in evidence]
     log.used(image_ids, "image")
     insert_rows(log.con, "duplicate_match", rows)
     insert_rows(log.con, "match_scan", [{"image_id": i, "method": scan, "activity_id": log.activity_id} for i in image_ids])

@@ -180,3 +180,24 @@ def test_clip_pass_at_random_init_clusters_exact_and_resized_copies(tmp_path, sm
     assert {drops.locator[0].rsplit("/", 1)[-1], drops.representative_locator[0].rsplit("/", 1)[-1]} == {"p00.png", "p00_small.png"}
     agents = wh.query("SELECT w.agent_id FROM was_associated_with w JOIN activity a USING (activity_id) WHERE a.asset_key = 'clip_duplicates'")
     assert agents.agent_id.str.startswith("model:open_clip/ViT-S-32").any()
+
+
+def test_signatures_of_an_older_version_are_made_again_from_the_originals(tmp_path, small_folder):
+    """A warehouse signed by an older signature version: the perceptual step re-signs every image from its original
+    file before matching, so the stored rows equal a fresh run's and the planted copy is still found."""
+    config = _folder_config(tmp_path, small_folder)
+    assert run_pool(config, WITHOUT_CLIP).success
+    wh = warehouse_for(config)
+    fresh = wh.query("SELECT * EXCLUDE (activity_id) FROM image_signature ORDER BY image_id")
+    with wh.transaction() as con:
+        con.execute("UPDATE image_signature SET signature_version = signature_version - 1, phash = 0, dhash = 0")
+        con.execute("DELETE FROM match_scan")
+        con.execute("DELETE FROM duplicate_match")
+    rerun = run_pool(config, WITHOUT_CLIP)
+    assert rerun.success
+    summary = step_summaries(wh, rerun.run_id)["perceptual_duplicates"]
+    assert summary["signatures_outdated"] == len(fresh) and summary["signatures_remade"] == len(fresh)
+    assert wh.query("SELECT * EXCLUDE (activity_id) FROM image_signature ORDER BY image_id").equals(fresh)
+    assert wh.scalar("SELECT count(*) FROM duplicate_match") == 1  # p00 and its resized copy
+    again = run_pool(config, WITHOUT_CLIP)
+    assert "signatures_outdated" not in step_summaries(wh, again.run_id)["perceptual_duplicates"]

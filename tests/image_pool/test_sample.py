@@ -63,10 +63,15 @@ def test_every_planted_duplicate_is_dropped_with_cluster_method_and_distance(sam
             assert dropped.match_method == "exact_bytes" and dropped.match_distance == 0
         else:
             assert dropped.match_method.startswith("perceptual:")
+            assert pair.loc[original].is_representative, planted  # the best copy is the original
+            assert pair.loc[original].representative_reason, planted
     drops = sample_runs.wh.query("SELECT * FROM duplicate_drops")
     assert len(drops) == len(sample_runs.expected["duplicates"])  # nothing else merged
     reasons = sample_runs.wh.query("SELECT detail FROM rejection WHERE stage = 'dedup'")["detail"]
     assert len(reasons) == len(drops) and reasons.str.contains("cluster:").all()
+    links = sample_runs.wh.query("SELECT * FROM duplicate_link")
+    assert set(links.decision) <= {"linked", "inside"} and not links.empty  # no look-alike was refused or merged
+    assert len(links) >= sample_runs.wh.scalar("SELECT count(*) FROM duplicate_match")
 
 
 def test_every_bad_file_is_rejected_with_its_reason_and_nothing_is_lost(sample_runs):

@@ -37,8 +37,9 @@ FROM file_decode d
 JOIN image i ON i.image_id = d.image_id
 GROUP BY ALL;
 
--- duplicate_drops: every record dropped as a duplicate, with its cluster, the kept record, the
--- neighbour it matched, the method (exact_bytes, exact_pixels, perceptual:<how>, clip) and distance.
+-- duplicate_drops: every record dropped as a duplicate, with its cluster, the kept record and why it was kept
+-- (the representative rule's deciding criterion), the image it matched (its representative's), the method
+-- (exact_bytes, exact_pixels, perceptual:<how>, clip) and distance, and what shows it is a copy, where known.
 CREATE OR REPLACE VIEW duplicate_drops AS
 SELECT
     m.record_id,
@@ -48,12 +49,15 @@ SELECT
     m.cluster_size,
     m.representative_record_id,
     k.locator AS representative_locator,
+    kept.representative_reason AS kept_because,
     m.matched_image_id,
     m.match_method,
-    m.match_distance
+    m.match_distance,
+    m.copy_evidence
 FROM pool_member m
 JOIN source_record r ON r.record_id = m.record_id
 JOIN source_record k ON k.record_id = m.representative_record_id
+JOIN pool_member kept ON kept.record_id = m.representative_record_id
 WHERE NOT m.is_representative;
 
 -- pool_exclusions: every input that did not make it into the pool and why, whatever the stage.

@@ -14,7 +14,11 @@ overlap (barely-overlapping crops of one scene fail), agreeing chroma
 distinct renders of one template, whose broad layout correlates > 0.9, fail).
 No step compares all pairs.
 
-Speed: all 25 derived views are sampled from one 64 px grey copy by a
+The 64 px grey base is reduced with a Lanczos filter: a box filter lets fine
+textures (brick, gravel, fabric) alias differently at every scale, so a
+resized copy of a texture lost its pHash.
+
+Speed: all derived views are sampled from one 64 px grey copy by a
 cached sparse bilinear matrix (one per base shape) and hashed together by
 :func:`batched_phash` (imagehash's pHash algorithm as two batched matrix
 products); the full-frame pHash and dHash come from imagehash itself.
@@ -34,7 +38,7 @@ import struct
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -44,11 +48,11 @@ import numpy as np
 from PIL import Image, ImageOps
 from scipy import sparse
 
-from assets.image_pool.logic.hamming_index import MultiIndexHammingIndex
+from assets.image_pool.logic.hamming_index import Hits, MultiIndexHammingIndex
 
 K = TypeVar("K", bound=Hashable)
 
-SIGNATURE_VERSION = 2  # 2: views sampled from one grey base by a cached sparse matrix, JPEG draft at 64 px
+SIGNATURE_VERSION = 3  # 3: the grey base reduced with Lanczos (2: a box filter aliased fine textures)
 HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
 MIN_SIGNATURE_SIDE = 8  # shorter side below which an image has too few pixels for the 8 x 8 hashes
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
@@ -259,7 +263,7 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
     aspect = img.width / img.height
     scale = HASH_BASE_SIDE / max(img.size)
     base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
-    small = img.resize(base_size, Image.Resampling.BOX if scale < 1 else Image.Resampling.BILINEAR)
+    small = img.resize(base_size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BILINEAR, reducing_gap=3.0 if scale < 1 else None)
     gray = small.convert("L")
     samples = _view_sampler(*base_size) @ np.asarray(gray, dtype=np.float64).ravel()
     codes = batched_phash(samples.reshape(-1, PHASH_SIDE, PHASH_SIDE))
@@ -283,8 +287,8 @@ def signature_from_path(path: str | Path) -> PerceptualSignature:
     """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`.
 
     ``draft`` keeps both sides at least HASH_BASE_SIDE, so the signature sees
-    at least as many pixels as it uses; DCT scaling averages 8 x 8 blocks, an
-    anti-aliased reduction like the BOX filter used next.
+    at least as many pixels as it uses; the rest of the reduction is the same
+    Lanczos filter as for a fully decoded image.
     """
     with Image.open(path) as img:
         if img.format == "JPEG":
@@ -302,8 +306,10 @@ def signature_from_path(path: str | Path) -> PerceptualSignature:
 class Alignment:
     """Maps the query image B onto the indexed image A, in height-normalised, centred coordinates.
 
-    p_A = scale * R(degrees) * (mirror ? flip_x : id) * p_B + (dx, dy), where
-    p = ((u - 0.5) * aspect, v - 0.5) for normalised pixel position (u, v).
+    p_A = scale * R(degrees) * (mirror ? -stretch : stretch, 1) * p_B + (dx, dy), where
+    p = ((u - 0.5) * aspect, v - 0.5) for normalised pixel position (u, v). ``stretch`` widens B
+    against its height: a copy resized to another aspect ratio (4:3 stored as 1:1) maps back with
+    stretch = aspect_A / aspect_B.
     """
 
     scale: float = 1.0
@@ -311,6 +317,12 @@ class Alignment:
     dx: float = 0.0
     dy: float = 0.0
     mirror: bool = False
+    stretch: float = 1.0
+
+    def covered(self, overlap: float, aspect_a: float, aspect_b: float) -> tuple[float, float]:
+        """(share of A's frame that B shows, share of B's frame that A shows), from the share of B inside A."""
+        b_in_a = overlap * self.scale**2 * self.stretch * aspect_b / aspect_a
+        return min(1.0, round(b_in_a, 4)), round(overlap, 4)
 
 
 @dataclass(frozen=True)
@@ -336,10 +348,17 @@ class PerceptualParams:
     crushed_luma: float = 15.0  # ... and cells this dark
     min_toned_cells: int = 16  # fewer usable cells than this: compare colour over the whole overlap
     grey_chroma_rms: float = 3.0  # chroma RMS (0..128) below which an image counts as grey; both grey: skip the test
+    recoloured_cell_chroma: float = 20.0  # chroma distance (0..128) at which a cell counts as painted another colour
+    max_recoloured_share: float = 0.3  # share of cells painted another colour above which a pair is refused
     refine_scale: tuple[float, ...] = (0.97, 1.0, 1.03)  # multiplicative scale steps around the hypothesis
     refine_degrees: tuple[float, ...] = (-2.0, 0.0, 2.0)  # rotation steps around the hypothesis
     refine_shift: tuple[float, ...] = (-0.03, 0.0, 0.03)  # translation steps (fraction of height)
     signature_cache_size: int = 4096  # earlier runs' signatures kept after loading
+    max_stretch: float = 2.0  # widest aspect change tried for a full-frame match (4:3 stored as 1:1 is 1.33)
+    edit_min_residual: float = 1.2  # standardised luminance difference that marks a pixel as locally edited
+    edit_min_share: float = 0.01  # locally edited pixels: at least this share of the overlap ...
+    edit_max_share: float = 0.15  # ... and at most this (more is a global change, not an overlay)
+    edit_min_structure_ratio: float = 1.3  # fine structure there, edited side over the other, to name a side
 
 
 @dataclass(frozen=True)
@@ -351,6 +370,9 @@ class PerceptualMatch(Generic[K]):
     method: str  # "phash" | "dhash" | "phash_mirror" | "crop_window" | "rotation"
     distance: int  # Hamming bits of the retrieving hash pair
     score: float  # best aligned luminance correlation
+    covered_a: float = 1.0  # share of a's frame that b shows (below 1: b is a crop of a)
+    covered_b: float = 1.0  # share of b's frame that a shows
+    edited: str | None = None  # "a" or "b": the side showing a local overlay the other lacks
 
 
 @lru_cache(maxsize=4096)
@@ -384,7 +406,7 @@ def _map_points(
     """Normalised A coordinates, shape (len(alignments), n_points), of B's centred points."""
     scale = np.array([a.scale for a in alignments])[:, None]
     theta = np.radians([a.degrees for a in alignments])[:, None]
-    flip = np.where([a.mirror for a in alignments], -1.0, 1.0)[:, None]
+    flip = np.array([-a.stretch if a.mirror else a.stretch for a in alignments])[:, None]
     bx, by = xs[None, :] * flip, ys[None, :]
     cos, sin = np.cos(theta), np.sin(theta)
     ax = scale * (cos * bx - sin * by) + np.array([a.dx for a in alignments])[:, None]
@@ -395,7 +417,7 @@ def _map_points(
 def _grid(seed: Alignment, scales: Iterable[float], degrees: Iterable[float], shifts: Iterable[float]) -> list[Alignment]:
     shifts = list(shifts)
     return [
-        Alignment(seed.scale * s, seed.degrees + d, seed.dx + tx, seed.dy + ty, seed.mirror)
+        Alignment(seed.scale * s, seed.degrees + d, seed.dx + tx, seed.dy + ty, seed.mirror, seed.stretch)
         for s in scales
         for d in degrees
         for tx in shifts
@@ -414,6 +436,7 @@ class Verdict:
     structure: float  # NaN when an earlier test already failed
     alignment: Alignment
     aligned: bool  # luminance and overlap passed (chroma is NaN when they did not)
+    edited: str | None = None  # accepted pairs: "a" or "b" when one side shows a local overlay (:func:`edited_side`)
 
 
 def _masked_ncc(sampled: np.ndarray, target: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -500,17 +523,25 @@ def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment,
 
     Tests run cheapest first and stop at the first failure.  The seed is
     tested alone first (most copies pass there); otherwise, unless it is
-    aligned but differently coloured, scale x rotation, then translation, then
-    scale x rotation again are searched around the best luminance alignment
-    so far (coordinate ascent, 9 alignments per step) and the tests rerun
-    there: a roughly right seed can pass luminance yet be too far off for the
-    fine structure.
+    aligned but differently coloured, the seed is moved by the translation
+    phase correlation finds between the two thumbnails (textures and periodic
+    patterns decorrelate within a pixel, so a window a few percent off fails
+    however close its hash was), then scale x rotation, translation and scale
+    x rotation again are searched around the best luminance alignment so far
+    (coordinate ascent, 9 alignments per step) and the tests rerun there: a
+    roughly right seed can pass luminance yet be too far off for the fine
+    structure.
     """
     scores, overlaps = _correlations(a, b, [seed], params)
     verdict = _judge(a, b, seed, float(scores[0]), float(overlaps[0]), params)
     if verdict.accepted or verdict.chroma_cosine < params.min_chroma_cosine:
         return verdict
     best, best_score, overlap = seed, float(scores[0]), float(overlaps[0])
+    shifted = _phase_shifted(a, b, seed)
+    scores, overlaps = _correlations(a, b, shifted, params)
+    i = int(np.argmax(scores))
+    if scores[i] > best_score:
+        best, best_score, overlap = shifted[i], float(scores[i]), float(overlaps[i])
     for step in ("scale_rotation", "shift", "scale_rotation"):
         if step == "shift":
             candidates = _grid(best, [1.0], [0.0], params.refine_shift)
@@ -523,12 +554,70 @@ def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment,
     return _judge(a, b, best, best_score, overlap, params) if best != seed else verdict
 
 
+_HANN = np.outer(np.hanning(THUMB_SIDE), np.hanning(THUMB_SIDE)).astype(np.float32)
+
+
+def _phase_shifted(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment) -> list[Alignment]:
+    """``seed`` moved by the translation phase correlation finds between A (sampled at ``seed``) and B, in both
+    directions (the cheaper way to be sure of the sign)."""
+    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
+    u, v = _map_points([seed], xs, ys, a.aspect)
+    sampled, inside = _bilinear(a.luma, u, v)
+    fa = sampled.reshape(THUMB_SIDE, THUMB_SIDE)
+    fa = (fa - fa[inside.reshape(THUMB_SIDE, THUMB_SIDE)].mean()) * inside.reshape(THUMB_SIDE, THUMB_SIDE) * _HANN
+    fb = (b.luma - b.luma.mean()) * _HANN
+    cross = np.fft.fft2(fa) * np.conj(np.fft.fft2(fb))
+    peak = np.fft.ifft2(cross / np.maximum(np.abs(cross), 1e-6)).real
+    sy, sx = np.unravel_index(int(np.argmax(peak)), peak.shape)
+    sx, sy = (sx + THUMB_SIDE // 2) % THUMB_SIDE - THUMB_SIDE // 2, (sy + THUMB_SIDE // 2) % THUMB_SIDE - THUMB_SIDE // 2
+    if sx == 0 and sy == 0:
+        return [seed]
+    # a step of (sx, sy) thumbnail pixels on B's grid, carried into A's coordinates by the seed's own map
+    bx = (-1.0 if seed.mirror else 1.0) * seed.stretch * sx * b.aspect / THUMB_SIDE
+    by = sy / THUMB_SIDE
+    theta = math.radians(seed.degrees)
+    dx = seed.scale * (math.cos(theta) * bx - math.sin(theta) * by)
+    dy = seed.scale * (math.sin(theta) * bx + math.cos(theta) * by)
+    return [replace(seed, dx=seed.dx + sign * dx, dy=seed.dy + sign * dy) for sign in (1.0, -1.0)]
+
+
 def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, correlation: float, overlap: float, params: PerceptualParams) -> Verdict:
     """The tests after luminance at one alignment, cheapest first; NaN for those not reached."""
     aligned = correlation >= params.min_correlation and overlap >= params.min_overlap
     chroma = _chroma_cosine(a, b, alignment, params) if aligned else float("nan")
-    structure = _structure_correlation(a, b, alignment, params) if aligned and chroma >= params.min_chroma_cosine else float("nan")
-    return Verdict(structure >= params.min_structure_correlation, correlation, overlap, chroma, structure, alignment, aligned)
+    coloured = aligned and chroma >= params.min_chroma_cosine and recoloured_share(a, b, alignment, params) <= params.max_recoloured_share
+    structure = _structure_correlation(a, b, alignment, params) if coloured else float("nan")
+    accepted = structure >= params.min_structure_correlation
+    edited = edited_side(a, b, alignment, params) if accepted else None
+    return Verdict(accepted, correlation, overlap, chroma, structure, alignment, aligned, edited)
+
+
+def edited_side(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> str | None:
+    """Which of two verified copies shows a local overlay (logo, caption, watermark) the other lacks, if either.
+
+    The pair must disagree locally: a small share of the aligned, standardised luminance (between
+    ``edit_min_share`` and ``edit_max_share`` of the overlap) differs by ``edit_min_residual`` or more, the
+    rest agreeing. An overlay adds edges (its box, its letters) where it sits, so the side with clearly more
+    fine structure there (``edit_min_structure_ratio``) is named; otherwise neither is.
+    """
+    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
+    u, v = _map_points([alignment], xs, ys, a.aspect)
+    sampled, inside = _bilinear(a.luma, u, v)
+    _, za, zb = _masked_ncc(sampled, b.luma.reshape(1, -1), inside.astype(np.float32))
+    n_inside = max(1, int(inside.sum()))
+    scale = np.sqrt(n_inside)  # _masked_ncc gives unit-norm rows: back to standard deviations per pixel
+    residual = np.abs(za - zb)[0] * scale
+    local = inside[0] & (residual >= params.edit_min_residual)
+    share = local.sum() / n_inside
+    if not params.edit_min_share <= share <= params.edit_max_share:
+        return None
+    structure_a = np.abs(high_pass(sampled.reshape(THUMB_SIDE, THUMB_SIDE).astype(np.float32))).reshape(-1)[local].sum()
+    structure_b = np.abs(b.structure).reshape(-1)[local].sum()
+    if structure_b >= params.edit_min_structure_ratio * structure_a:
+        return "b"
+    if structure_a >= params.edit_min_structure_ratio * structure_b:
+        return "a"
+    return None
 
 
 def _cell_means(luma: np.ndarray) -> np.ndarray:
@@ -539,6 +628,37 @@ def _cell_means(luma: np.ndarray) -> np.ndarray:
 
 def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
     """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
+    sampled, target = _chroma_fields(a, b, alignment, params)
+    if sampled.shape[1] == 0:
+        return 0.0
+    rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
+    if max(rms_a, rms_b) < params.grey_chroma_rms:
+        return 1.0  # both grey: hue is noise, nothing to compare
+    if min(rms_a, rms_b) < params.grey_chroma_rms:
+        # one side grey: no hue to compare with; the other may add colour only where an overlay would
+        coloured = sampled if rms_a >= rms_b else target
+        share = float((np.linalg.norm(coloured, axis=0) > params.recoloured_cell_chroma).mean())
+        return 1.0 if share <= params.trim_fraction else 0.0
+    return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
+
+
+def recoloured_share(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
+    """Share of the compared chroma cells whose colour differs by more than ``recoloured_cell_chroma`` once a
+    common saturation gain is taken out (a brightened or darkened copy scales every colour alike).
+
+    Why: the cosine over the whole field is ruled by the largest areas; two renders of one template on the
+    same backdrop, with the figure painted in other colours, pass it but differ in many cells.
+    """
+    sampled, target = _chroma_fields(a, b, alignment, params)
+    if sampled.shape[1] == 0:
+        return 0.0
+    gain = float((sampled * target).sum() / max(float((sampled * sampled).sum()), 1e-6))
+    differs = np.linalg.norm(gain * sampled - target, axis=0) > params.recoloured_cell_chroma
+    return float(differs.mean())
+
+
+def _chroma_fields(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> tuple[np.ndarray, np.ndarray]:
+    """A's (Cb, Cr) sampled onto B's chroma grid and B's own, (2, cells), over the cells both still have colour in."""
     xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
     u, v = _map_points([alignment], xs, ys, a.aspect)
     sampled, inside = _bilinear(a.chroma, u[0], v[0])
@@ -550,13 +670,7 @@ def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Al
     toned = inside & (np.minimum(luma_a, luma_b) > params.crushed_luma) & (np.maximum(luma_a, luma_b) < params.clipped_luma)
     if toned.sum() >= params.min_toned_cells:
         inside = toned
-    sampled, target = sampled[:, inside], target[:, inside]
-    if sampled.shape[1] == 0:
-        return 0.0
-    rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
-    if max(rms_a, rms_b) < params.grey_chroma_rms:
-        return 1.0  # both grey: hue is noise, nothing to compare
-    return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
+    return sampled[:, inside], target[:, inside]
 
 
 # --------------------------------------------------------------------------
@@ -581,18 +695,117 @@ _ROTATIONS = [(sign * a, j) for j, a in enumerate(ROTATION_STEPS_DEG) for sign i
 _VIEW_SLOTS = _N_WINDOWS + 3 * _N_STEPS  # views index: windows, then centres, then de-rotated frames
 
 
+_CENTRED_WINDOWS = [i for i, (_, anchor) in enumerate(_WINDOWS) if anchor == (0.5, 0.5)]  # one per WINDOW_SCALES
+
+
 def _view_slot_filter() -> np.ndarray:
-    """Which views-index slots each views query may match: [phash, de-rotated x 6, centres x 3] (see ``_hints``)."""
-    allowed = np.zeros((1 + 3 * _N_STEPS, _VIEW_SLOTS), dtype=bool)
+    """Which views-index slots each views query may match (see ``_hints_from``).
+
+    Queries: [phash, de-rotated x 6, centres x 3, centred windows x 3]. A copy turned in an editor without
+    zooming (corners filled) is at the scale of its original, not zoomed to fill: B turned back (and zoomed
+    in by the fill factor) then matches a centred crop window of A, and B's centred windows match A turned
+    back.
+    """
+    allowed = np.zeros((1 + 3 * _N_STEPS + len(_CENTRED_WINDOWS), _VIEW_SLOTS), dtype=bool)
     allowed[0, :_N_WINDOWS] = True  # B is a crop of A: B's frame vs A's windows
     for i, (_, j) in enumerate(_ROTATIONS):
         allowed[1 + i, _N_WINDOWS + j] = True  # B is A rotated: B turned back vs A's centre window for that angle
+        allowed[1 + i, _CENTRED_WINDOWS] = True  # ... or, not zoomed, vs A's centred crop windows
         allowed[1 + 2 * _N_STEPS + j, _N_WINDOWS + _N_STEPS + i] = True  # A is B rotated: B's centre vs A turned back
+        allowed[1 + 3 * _N_STEPS:, _N_WINDOWS + _N_STEPS + i] = True  # ... or, not zoomed: B's centred windows
     return allowed
 
 
 _VIEW_SLOT_FILTER = _view_slot_filter()
 _FRAME_SLOT_FILTER = np.array([[True, False], [False, True]] + [[True, False]] * (1 + _N_WINDOWS))  # phash, dhash, mirror, windows
+
+
+def _queries(h: PerceptualHashes, p: PerceptualParams, widen: int = 0) -> tuple[list[int], np.ndarray, list[int], np.ndarray]:
+    """The codes (and radii) a new image looks up: against indexed full frames, then against indexed views."""
+    frame_radii = np.array([p.phash_radius, p.dhash_radius, p.mirror_radius] + [p.window_radius] * _N_WINDOWS) + widen
+    view_radii = np.array([p.window_radius] + [p.rotation_radius] * (3 * _N_STEPS + len(_CENTRED_WINDOWS))) + widen
+    return ([h.phash, h.dhash, h.phash_mirror, *h.window_hashes], frame_radii,
+            [h.phash, *h.derotated_hashes, *h.centre_hashes, *(h.window_hashes[i] for i in _CENTRED_WINDOWS)], view_radii)
+
+
+def _hints_from(frame_hits: Hits, view_hits: Hits, b: PerceptualSignature, aspect_milli: Callable[[int], int],
+                p: PerceptualParams) -> dict[int, list[_Hint]]:
+    """Turn lookup hits into candidates with the method, distance and geometric hypothesis of each hit."""
+    hints: dict[int, list[_Hint]] = {}
+    for q, item, d in zip(frame_hits.query.tolist(), frame_hits.item.tolist(), frame_hits.distance.tolist()):
+        if q <= 2:  # a full frame: same picture, perhaps mirrored, perhaps resized to another aspect ratio
+            hint = _Hint(("phash", "dhash", "phash_mirror")[q], d, Alignment(mirror=q == 2))
+            stretch = aspect_milli(item) / b.hashes.aspect_milli
+            if math.log(1.03) < abs(math.log(stretch)) <= math.log(p.max_stretch):
+                hints.setdefault(item, []).append(_Hint(hint.method, d, Alignment(mirror=q == 2, stretch=stretch)))
+        else:  # A is a crop of B: A's frame matched B's window q - 3
+            s, (ax, ay) = _WINDOWS[q - 3]
+            hint = _Hint("crop_window", d, Alignment(scale=1 / s, dx=-(ax - 0.5) * (1 - s) * b.aspect / s, dy=-(ay - 0.5) * (1 - s) / s))
+        hints.setdefault(item, []).append(hint)
+    for q, item, slot, d in zip(view_hits.query.tolist(), view_hits.item.tolist(), view_hits.slot.tolist(), view_hits.distance.tolist()):
+        if q == 0:  # B is a crop of A: B's frame matched A's window ``slot``
+            s, (ax, ay) = _WINDOWS[slot]
+            aspect_a = aspect_milli(item) / 1000
+            hint = _Hint("crop_window", d, Alignment(scale=s, dx=(ax - 0.5) * (1 - s) * aspect_a, dy=(ay - 0.5) * (1 - s)))
+        elif q <= 2 * _N_STEPS and slot < _N_WINDOWS:  # B is A turned, not zoomed: B turned back matched A's window
+            degrees, _ = _ROTATIONS[q - 1]
+            hint = _Hint("rotation", d, Alignment(scale=_WINDOWS[slot][0] * fill_zoom(degrees, b.aspect), degrees=-degrees))
+        elif q <= 2 * _N_STEPS:  # B is A rotated: B turned back by this angle matched A's centre window
+            degrees, _ = _ROTATIONS[q - 1]
+            hint = _Hint("rotation", d, Alignment(scale=1 / fill_zoom(degrees, b.aspect), degrees=-degrees))
+        elif q <= 3 * _N_STEPS:  # A is B rotated: B's centre window matched A turned back
+            degrees, _ = _ROTATIONS[slot - _N_WINDOWS - _N_STEPS]
+            hint = _Hint("rotation", d, Alignment(scale=fill_zoom(degrees, b.aspect), degrees=degrees))
+        else:  # A is B turned, not zoomed: B's centred window matched A turned back
+            degrees, _ = _ROTATIONS[slot - _N_WINDOWS - _N_STEPS]
+            window_scale = WINDOW_SCALES[q - 1 - 3 * _N_STEPS]
+            hint = _Hint("rotation", d, Alignment(scale=1 / (fill_zoom(degrees, aspect_milli(item) / 1000) * window_scale),
+                                                  degrees=degrees))
+        hints.setdefault(item, []).append(hint)
+    return hints
+
+
+def _first_verified(key_a: K, key_b: K, a: PerceptualSignature, b: PerceptualSignature, hints: list[_Hint],
+                    p: PerceptualParams) -> PerceptualMatch[K] | None:
+    """Verify B against A from each distinct hypothesis, most reliable first; the first that passes is the match."""
+    tried: set[Alignment] = set()
+    for hint in sorted(hints, key=lambda h: (_METHOD_ORDER[h.method], h.distance)):
+        if hint.alignment in tried:
+            continue
+        tried.add(hint.alignment)
+        verdict = verify_pair(a, b, hint.alignment, p)
+        if verdict.accepted:
+            covered_a, covered_b = verdict.alignment.covered(verdict.overlap, a.aspect, b.aspect)
+            return PerceptualMatch(key_a, key_b, hint.method, hint.distance, round(verdict.correlation, 4),
+                                   covered_a, covered_b, verdict.edited)
+        if verdict.chroma_cosine < p.min_chroma_cosine:
+            return None  # aligned but differently coloured (NaN compares False): another geometry cannot fix colour
+    return None
+
+
+def _pair_hits(query: list[int], radii: np.ndarray, indexed: list[int], slots: np.ndarray) -> Hits:
+    """Hits of ``query`` codes against one item's ``indexed`` codes by direct popcount (what an index of one would give)."""
+    distance = np.bitwise_count(np.array(query, dtype=np.uint64)[:, None] ^ np.array(indexed, dtype=np.uint64)[None, :])
+    q, slot = np.nonzero(slots & (distance <= radii[:, None]))
+    return Hits(query=q, item=np.zeros_like(q), slot=slot, distance=distance[q, slot].astype(np.intp))
+
+
+CONFIRM_WIDEN_BITS = 6  # a pair already linked through a third image is looked up this many bits wider
+
+
+def confirm_pair(a: PerceptualSignature, b: PerceptualSignature, params: PerceptualParams | None = None) -> PerceptualMatch[str] | None:
+    """Whether B is a near-duplicate of A, for one pair known to be related through a third image.
+
+    Same hypotheses and verification as the matcher, with retrieval radii ``CONFIRM_WIDEN_BITS`` wider:
+    the pair is already a candidate, so only the verification has to decide.
+    """
+    p = params or PerceptualParams()
+    frame_codes, frame_radii, view_codes, view_radii = _queries(b.hashes, p, CONFIRM_WIDEN_BITS)
+    ha = a.hashes
+    frame_hits = _pair_hits(frame_codes, frame_radii, [ha.phash, ha.dhash], _FRAME_SLOT_FILTER)
+    view_hits = _pair_hits(view_codes, view_radii, [*ha.window_hashes, *ha.centre_hashes, *ha.derotated_hashes], _VIEW_SLOT_FILTER)
+    hints = _hints_from(frame_hits, view_hits, b, lambda _: ha.aspect_milli, p).get(0, [])
+    return _first_verified("a", "b", a, b, hints, p)
 
 
 class PerceptualMatcher(Generic[K]):
@@ -646,42 +859,10 @@ class PerceptualMatcher(Generic[K]):
 
     def _hints(self, b: PerceptualSignature) -> dict[int, list[_Hint]]:
         """Candidates (indexed ids) with the method, distance and geometric hypothesis of each retrieving lookup."""
-        p, h = self.params, b.hashes
-        hints: dict[int, list[_Hint]] = {}
-        frame_hits = self._frames.query(
-            [h.phash, h.dhash, h.phash_mirror, *h.window_hashes],
-            np.array([p.phash_radius, p.dhash_radius, p.mirror_radius] + [p.window_radius] * _N_WINDOWS),
-            _FRAME_SLOT_FILTER,
-        )
-        for q, item, d in zip(frame_hits.query.tolist(), frame_hits.item.tolist(), frame_hits.distance.tolist()):
-            if q == 0:
-                hint = _Hint("phash", d, Alignment())
-            elif q == 1:
-                hint = _Hint("dhash", d, Alignment())
-            elif q == 2:
-                hint = _Hint("phash_mirror", d, Alignment(mirror=True))
-            else:  # A is a crop of B: A's frame matched B's window q - 3
-                s, (ax, ay) = _WINDOWS[q - 3]
-                hint = _Hint("crop_window", d, Alignment(scale=1 / s, dx=-(ax - 0.5) * (1 - s) * b.aspect / s, dy=-(ay - 0.5) * (1 - s) / s))
-            hints.setdefault(item, []).append(hint)
-        view_hits = self._views.query(
-            [h.phash, *h.derotated_hashes, *h.centre_hashes],
-            np.array([p.window_radius] + [p.rotation_radius] * 3 * _N_STEPS),
-            _VIEW_SLOT_FILTER,
-        )
-        for q, item, slot, d in zip(view_hits.query.tolist(), view_hits.item.tolist(), view_hits.slot.tolist(), view_hits.distance.tolist()):
-            if q == 0:  # B is a crop of A: B's frame matched A's window ``slot``
-                s, (ax, ay) = _WINDOWS[slot]
-                aspect_a = self._aspect_milli[item] / 1000
-                hint = _Hint("crop_window", d, Alignment(scale=s, dx=(ax - 0.5) * (1 - s) * aspect_a, dy=(ay - 0.5) * (1 - s)))
-            elif q <= 2 * _N_STEPS:  # B is A rotated: B turned back by this angle matched A's centre window
-                degrees, _ = _ROTATIONS[q - 1]
-                hint = _Hint("rotation", d, Alignment(scale=1 / fill_zoom(degrees, b.aspect), degrees=-degrees))
-            else:  # A is B rotated: B's centre window matched A turned back
-                degrees, _ = _ROTATIONS[slot - _N_WINDOWS - _N_STEPS]
-                hint = _Hint("rotation", d, Alignment(scale=fill_zoom(degrees, b.aspect), degrees=degrees))
-            hints.setdefault(item, []).append(hint)
-        return hints
+        frame_codes, frame_radii, view_codes, view_radii = _queries(b.hashes, self.params)
+        frame_hits = self._frames.query(frame_codes, frame_radii, _FRAME_SLOT_FILTER)
+        view_hits = self._views.query(view_codes, view_radii, _VIEW_SLOT_FILTER)
+        return _hints_from(frame_hits, view_hits, b, lambda item: self._aspect_milli[item], self.params)
 
     def _signatures_for(self, keys: list[K]) -> dict[K, PerceptualSignature]:
         found = {k: self._batch[k] for k in keys if k in self._batch}
@@ -712,19 +893,9 @@ class PerceptualMatcher(Generic[K]):
         """Verified matches of one new image against everything indexed; then index it."""
         hints = self._hints(signature)
         signatures = self._signatures_for([self._keys[i] for i in hints])
-        matches: list[PerceptualMatch[K]] = []
-        for other_id, other_hints in hints.items():
-            other = self._keys[other_id]
-            tried: set[Alignment] = set()
-            for hint in sorted(other_hints, key=lambda h: (_METHOD_ORDER[h.method], h.distance)):
-                if hint.alignment in tried:
-                    continue
-                tried.add(hint.alignment)
-                verdict = verify_pair(signatures[other], signature, hint.alignment, self.params)
-                if verdict.accepted:
-                    matches.append(PerceptualMatch(other, key, hint.method, hint.distance, round(verdict.correlation, 4)))
-                if verdict.accepted or verdict.chroma_cosine < self.params.min_chroma_cosine:
-                    break  # aligned but differently coloured (NaN compares False): another geometry cannot fix colour
+        matches = [m for other_id, other_hints in hints.items()
+                   if (m := _first_verified(self._keys[other_id], key, signatures[self._keys[other_id]], signature,
+                                            other_hints, self.params)) is not None]
         self._add(key, signature.hashes)
         self._remember(key, signature)
         return matches

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 
 import imagehash
 import numpy as np
@@ -21,6 +22,9 @@ from assets.image_pool.logic.perceptual import (
     compute_signature,
     from_signed64,
     high_pass,
+    confirm_pair,
+    edited_side,
+    recoloured_share,
     signature_from_path,
     to_signed64,
     verify_pair,
@@ -51,6 +55,9 @@ COPIES: dict[str, Callable[[Image.Image], Image.Image]] = {
     "rotated_small": lambda img: synth.rotated(img, 4.0),
     "rotated_larger": lambda img: synth.rotated(img, -10.0),
     "overlaid": lambda img: synth.overlaid(img, 3),
+    "squashed_to_square": lambda img: img.resize((224, 224), Image.Resampling.LANCZOS),  # 320x224 stored as 1:1
+    "stretched_wide": lambda img: img.resize((420, 224), Image.Resampling.LANCZOS),
+    "rotated_black_corners": lambda img: img.rotate(3.0, resample=Image.Resampling.BICUBIC),
 }
 
 
@@ -88,13 +95,31 @@ def test_colour_test_ignores_highlights_a_brightened_copy_clipped_to_white() -> 
 
 
 @pytest.mark.parametrize(("render", "seeds"), [(synth.render_photo, (4, 5)), (synth.render_photo, (5, 17)), (synth.render_virtual, (1, 29))])
-def test_template_look_alikes_pass_luminance_and_colour_but_fail_structure(render, seeds: tuple[int, int]) -> None:
+def test_template_look_alikes_pass_luminance_and_colour_but_fail_structure_or_local_colour(render, seeds: tuple[int, int]) -> None:
     a, b = (compute_signature(render(seed, SIZE)) for seed in seeds)
     params = PerceptualParams()
     verdict = verify_pair(a, b, Alignment(), params)
     assert verdict.aligned and verdict.chroma_cosine >= params.min_chroma_cosine, "a look-alike the older tests accepted"
-    assert verdict.structure < params.min_structure_correlation
+    without_local_colour = verify_pair(a, b, Alignment(), replace(params, max_recoloured_share=1.0))
+    assert without_local_colour.structure < params.min_structure_correlation or \
+        recoloured_share(a, b, verdict.alignment, params) > params.max_recoloured_share
     assert not verdict.accepted
+
+
+def test_a_figure_painted_in_other_colours_on_the_same_backdrop_is_refused() -> None:
+    """The whole-field colour cosine is ruled by the backdrop; the share of cells painted another colour is not."""
+    original = synth.render_virtual(1, (640, 480))
+    pixels = np.asarray(original).copy()
+    backdrop = pixels[2, 2].astype(int)
+    figure = np.abs(pixels.astype(int) - backdrop).sum(axis=2) > 60
+    pixels[figure] = pixels[figure][:, [2, 0, 1]]  # the figure's channels rotated: same shapes, other colours
+    repainted = Image.fromarray(pixels)
+    params = PerceptualParams()
+    a, b = compute_signature(original), compute_signature(repainted)
+    assert recoloured_share(a, b, Alignment(), params) > params.max_recoloured_share
+    assert match_pair(original, repainted) == []
+    assert recoloured_share(a, compute_signature(jpeg_roundtrip(synth.brightness_shifted(original, 1.25))), Alignment(), params) \
+        <= params.max_recoloured_share
 
 
 @pytest.mark.parametrize("kind", ["resized", "recompressed", "brightness_down", "overlaid"])
@@ -231,3 +256,62 @@ def test_earlier_calls_keep_hashes_and_reload_thumbnails_on_demand() -> None:
     assert [(m.a, m.b) for m in matches] == [("img-40", "copy")]
     assert requested == [["img-40"]], "only the last signature stays cached after its call; others are reloaded"
     assert matcher.index_nbytes() > 0
+
+
+def test_an_aspect_changed_copy_is_aligned_by_a_stretch_and_covers_the_whole_frame() -> None:
+    original = synth.render_photo(13, (640, 480))
+    squashed = original.resize((300, 300), Image.Resampling.LANCZOS)  # 4:3 stored as 1:1
+    (match,) = match_pair(original, jpeg_roundtrip(squashed))
+    assert match.method in ("phash", "dhash") and (match.covered_a, match.covered_b) == pytest.approx((1.0, 1.0), abs=0.05)
+
+
+@pytest.mark.parametrize("domain", sorted(RENDERERS))
+def test_a_look_alike_of_another_aspect_ratio_is_still_refused(domain: str) -> None:
+    """The stretch hypothesis is tried only on a full-frame hash hit, and verification still decides."""
+    original = RENDERERS[domain](21, SIZE)
+    other = RENDERERS[domain](22, (224, 224))
+    assert match_pair(original, synth.recoloured(original, 4).resize((224, 224))) == []
+    assert match_pair(original, other) == []
+
+
+def test_a_crop_covers_part_of_its_source_frame_and_all_of_its_own() -> None:
+    original = synth.render_painting(3, (640, 480))
+    (match,) = match_pair(original, jpeg_roundtrip(synth.cropped(original, 0.15, "top-left")))
+    assert match.covered_b == pytest.approx(1.0, abs=0.03)  # all of the crop is in the original
+    assert match.covered_a == pytest.approx(0.85**2, abs=0.06)  # which shows ~72 % of the original
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3, 4])
+def test_the_side_with_an_overlay_is_named(seed: int) -> None:
+    original = synth.render_painting(seed, (640, 480))
+    (match,) = match_pair(original, jpeg_roundtrip(synth.overlaid(original, seed), 92))
+    assert match.edited == "b"
+    (reverse,) = match_pair(jpeg_roundtrip(synth.overlaid(original, seed), 92), original)
+    assert reverse.edited == "a"
+
+
+@pytest.mark.parametrize("kind", ["resized", "recompressed", "brightness_up", "flipped", "cropped_centre"])
+def test_copies_without_an_overlay_name_no_edited_side(kind: str) -> None:
+    original = synth.render_painting(5, (640, 480))
+    (match,) = match_pair(original, jpeg_roundtrip(COPIES[kind](original)))
+    assert match.edited is None
+
+
+def test_edited_side_needs_a_local_disagreement() -> None:
+    original = compute_signature(jpeg_roundtrip(synth.render_photo(2, (320, 240))))
+    assert edited_side(original, original, Alignment(), PerceptualParams()) is None
+
+
+def test_confirm_pair_verifies_a_pair_the_index_radii_would_not_retrieve() -> None:
+    """A copy two transformations away (cropped, then brightened) from its original is confirmed directly;
+    a different picture is not."""
+    original = synth.render_virtual(9, (640, 480))
+    twice = synth.brightness_shifted(synth.cropped(original, 0.1, "center"), 1.25)
+    assert confirm_pair(compute_signature(original), compute_signature(jpeg_roundtrip(twice))) is not None
+    assert confirm_pair(compute_signature(original), compute_signature(synth.render_virtual(10, (640, 480)))) is None
+
+
+def test_a_grey_picture_matches_its_copy_with_a_coloured_logo_but_not_a_colourised_copy() -> None:
+    grey = synth.render_photo(8, (640, 480)).convert("L").convert("RGB")
+    assert [(m.a, m.b) for m in match_pair(grey, jpeg_roundtrip(synth.overlaid(grey, 2), 92))] == [("original", "copy")]
+    assert match_pair(grey, synth.recoloured(grey, 4)) == []
