@@ -39,9 +39,6 @@ class ClipEmbedderResource(ConfigurableResource):
         default=None,
         description="open_clip/Hugging Face cache directory holding pre-fetched tag weights; unset means their defaults.",
     )
-    preprocess_threads: Optional[int] = Field(
-        default=None, description="Threads resizing/normalising images; unset means min(8, CPU count)."
-    )
     decode_workers: Optional[int] = Field(
         default=None,
         ge=0,
@@ -68,6 +65,5 @@ class ClipEmbedderResource(ConfigurableResource):
             batch_size=self.batch_size,
             device=self.device,
             cache_dir=self.cache_dir,
-            preprocess_threads=self.preprocess_threads,
             decode_workers=self.decode_workers,
         )

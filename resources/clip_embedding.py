@@ -50,29 +50,23 @@ class ClipEmbedder:
     def __init__(
         self,
         model: torch.nn.Module,
-        preprocess: Callable[[Image.Image], torch.Tensor],
         *,
         model_key: str,
         dim: int,
         device: str,
         batch_size: int,
-        preprocess_threads: int,
         decode_workers: int,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if preprocess_threads < 1:
-            raise ValueError(f"preprocess_threads must be >= 1, got {preprocess_threads}")
         if decode_workers < 0:
             raise ValueError(f"decode_workers must be >= 0, got {decode_workers}")
         self.model_key = model_key
         self.dim = dim
         self.device = device
         self.batch_size = batch_size
-        self.preprocess_threads = preprocess_threads
         self.decode_workers = decode_workers
         self._model = model
-        self._preprocess = preprocess
         cfg = open_clip.get_model_preprocess_cfg(model)
         self.geometry = InputGeometry.from_preprocess_cfg(cfg)
         self._mean = torch.tensor(cfg["mean"], dtype=torch.float32, device=device).view(1, -1, 1, 1)
@@ -117,18 +111,6 @@ class ClipEmbedder:
                 raise ValueError(f"image {index} could not be embedded: {result}") from result
             rows.append(result)
         return np.stack(rows) if rows else np.empty((0, self.dim), np.float32)
-
-    def prepare(self, image: Image.Image) -> torch.Tensor:
-        """The model input for one image (resize, crop, normalise): the per-image part, safe on any thread, so a
-        caller can prepare images one by one (and see which one fails) and embed them in batches."""
-        return self._preprocess(image)
-
-    def embed_prepared(self, prepared: list[torch.Tensor]) -> np.ndarray:
-        """One (len(prepared), dim) array: the prepared images through the model as one batch."""
-        pixels = torch.stack(prepared).to(self.device)
-        with torch.inference_mode(), self._autocast():
-            features = self._model.encode_image(pixels)
-        return F.normalize(features.float(), dim=-1).cpu().numpy()
 
     def _start(self, pixels: list[np.ndarray]) -> _OnDevice:
         """Queue one batch of uint8 (H, W, 3) model inputs on the device; on CUDA this returns before it is done."""
@@ -211,7 +193,6 @@ def load_embedder(
     batch_size: int = 64,
     device: str = "auto",
     cache_dir: Optional[str] = None,
-    preprocess_threads: Optional[int] = None,
     decode_workers: Optional[int] = None,
 ) -> ClipEmbedder:
     """Build (or reuse, within this process) the model and wrap it in a ClipEmbedder.
@@ -221,15 +202,13 @@ def load_embedder(
     """
     resolved_device = _resolve_device(device)
     weights = _resolve_weights(model_name, pretrained, allow_random_init, cache_dir)
-    model, preprocess, model_key = _load_model(model_name, weights, seed, resolved_device)
+    model, _, model_key = _load_model(model_name, weights, seed, resolved_device)
     return ClipEmbedder(
         model,
-        preprocess,
         model_key=model_key,
         dim=int(open_clip.get_model_config(model_name)["embed_dim"]),
         device=resolved_device,
         batch_size=batch_size,
-        preprocess_threads=min(8, os.cpu_count() or 1) if preprocess_threads is None else preprocess_threads,
         decode_workers=(os.cpu_count() or 1) if decode_workers is None else decode_workers,
     )
 

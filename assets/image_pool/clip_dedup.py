@@ -4,7 +4,9 @@ Runs on the GPU when torch sees one. With no CLIP weights configured the pass re
 not run and why, and the rest of the pool is built from exact and perceptual evidence alone.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,14 +44,38 @@ def _stream_embeddings(wh: Warehouse, where: str, params: list) -> Iterator[tupl
         yield list(page["image_id"]), np.stack(page["embedding"]).astype(np.float32)
 
 
-def prepare_image(store: BlobStore, embedder: "ClipEmbedder", item: Item[str]) -> Kept | Rejected:
-    """Decode one image's normalised pixels from its original file (``item.payload`` is the file's sha256) and
-    prepare them for the model; the embedding itself is made per batch, outside the warehouse transaction (the
-    loop's ``finish``)."""
-    data = read_blob(store, item)
-    if isinstance(data, Rejected):
-        return data
-    return Kept(embedder.prepare(normalized_pixels(data, min_side=CLIP_DECODE_SIDE)), count="embedded")
+def embedded_items(store: BlobStore, embedder: "ClipEmbedder", items: Iterable[Item[str]]) -> Iterator[Item]:
+    """The items (``payload``: the original file's sha256) with their payload replaced by what embedding them gave:
+    the embedding, the decode failure (``PixelsFailed``), or the rejection of a blob the store has lost.
+
+    Reading runs here, decoding and resizing in the embedder's worker processes, the model a batch at a time
+    (``ClipEmbedder.embed_stream``), so the device waits for neither.
+    """
+    lost: list[Item] = []
+
+    def work() -> Iterator[tuple[Item[str], partial]]:
+        for item in items:
+            data = read_blob(store, item)
+            if isinstance(data, Rejected):
+                lost.append(replace(item, payload=data))
+            else:
+                yield item, partial(normalized_pixels, data, None, CLIP_DECODE_SIDE)
+
+    for item, result in embedder.embed_stream(work()):
+        yield from lost
+        lost.clear()
+        yield replace(item, payload=result)
+    yield from lost
+
+
+def embedding_outcome(item: Item) -> Kept | Rejected:
+    """The item loop's outcome of an embedded item; an image that could not be decoded is its own fault (raised:
+    ``internal_error``, quarantined), as any failure while preparing one image is."""
+    if isinstance(item.payload, Rejected):
+        return item.payload
+    if isinstance(item.payload, Exception):
+        raise item.payload
+    return Kept(item.payload, count="embedded")
 
 
 @asset(
@@ -93,9 +119,8 @@ def clip_duplicates(
             log.associate(model, "embedding model")
         step.notes.update({"clip_pass": "ran", "model_key": embedder.model_key, "device": embedder.device})
         store = blob_store.get_store()
-        # Phase 1: embed every eligible image that has no embedding for this model yet. Images are read and prepared
-        # one by one (a failing one is that image's outcome) and go through the model a batch at a time; should the
-        # model fail on a batch, the loop embeds its images one by one, so only the image it fails on is lost.
+        # Phase 1: embed every eligible image that has no embedding for this model yet: read here, decoded in worker
+        # processes (a failing one is that image's outcome), through the model a batch at a time.
         to_embed = wh.query(
             "SELECT DISTINCT c.image_id, f.file_sha256 FROM pool_candidate c JOIN image_file f USING (image_id)"
             " WHERE c.eligible AND NOT EXISTS (SELECT 1 FROM clip_embedding e"
@@ -105,9 +130,6 @@ def clip_duplicates(
         step.counts["images_to_embed"] = len(to_embed)
         items = (Item(row.image_id, store.uri(row.file_sha256), row.file_sha256, row.file_sha256)
                  for row in to_embed.itertuples(index=False))
-
-        def embed(kept: list[Done[str]]) -> list[Kept]:
-            return [Kept(e, count="embedded") for e in embedder.embed_prepared([d.outcome.value for d in kept])]
 
         def write(log: ActivityLog, done: list[Done[str]]) -> None:
             kept = [d for d in done if d.kept]
@@ -119,15 +141,16 @@ def clip_duplicates(
             ])
             log.unrejected(scan, [d.item.key for d in kept])
 
-        run_items(step, scan, items, lambda item: prepare_image(store, embedder, item), write,
-                  batch_size=embedder.batch_size, workers=embedder.preprocess_threads, finish=embed, total=len(to_embed))
+        run_items(step, scan, embedded_items(store, embedder, items), embedding_outcome, write,
+                  batch_size=embedder.batch_size, total=len(to_embed))
         # Phase 2: compare embedded-but-unscanned images, a large block at a time, with everything scanned
         # before (streamed), so stored embeddings are read once per block rather than once per batch.
         this_model = "e.model_key = ? AND e.image_id IN (SELECT image_id FROM pool_candidate WHERE eligible)"
         scanned = "EXISTS (SELECT 1 FROM match_scan s WHERE s.image_id = e.image_id AND s.method = ?)"
         for ids, block in _stream_embeddings(wh, f"{this_model} AND NOT {scanned}", [embedder.model_key, scan]):
             earlier = _stream_embeddings(wh, f"{this_model} AND {scanned}", [embedder.model_key, scan])
-            pairs = list(similar_pairs(ids, block, earlier, threshold=threshold, block_size=SEARCH_BLOCK))
+            pairs = list(similar_pairs(ids, block, earlier, threshold=threshold, block_size=SEARCH_BLOCK,
+                                       device=embedder.device))
             with step.batch() as log:
                 step.counts["pairs"] += record_scan(
                     log,

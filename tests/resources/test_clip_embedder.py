@@ -16,7 +16,7 @@ import pytest
 import torch
 from PIL import Image, ImageDraw
 
-from resources.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, load_embedder
+from resources.clip_embedding import ClipEmbedder, ClipUnavailable, _load_model, _resolve_weights, load_embedder
 from assets.image_pool.logic.near_duplicates import similar_pairs
 from resources.clip_embedder import ClipEmbedderResource
 from resources.clip_pixels import PixelsFailed
@@ -277,9 +277,10 @@ def test_failures_keep_their_places_even_filling_a_whole_batch(
 def test_stream_preprocessing_is_open_clips_own(embedder: ClipEmbedder, scenes: dict[str, Image.Image]) -> None:
     """uint8 pixels from the workers, normalised on the device, give what open_clip's transform gives."""
     images = list(scenes.values())
-    np.testing.assert_allclose(
-        embedder.embed_images(images), embedder.embed_prepared([embedder.prepare(i) for i in images]), atol=1e-6
-    )
+    model, preprocess, _ = _load_model(MODEL, _resolve_weights(MODEL, None, True, None), 0, "cpu")  # the embedder's
+    with torch.inference_mode():
+        reference = torch.nn.functional.normalize(model.encode_image(torch.stack([preprocess(i) for i in images])), dim=-1)
+    np.testing.assert_allclose(embedder.embed_images(images), reference.numpy(), atol=1e-6)
 
 
 def test_no_configured_weights_are_known_without_importing_torch():
