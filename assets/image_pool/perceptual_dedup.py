@@ -29,9 +29,9 @@ from assets.image_pool.store import (
     Evidence,
     load_signatures,
     record_scan,
-    replace_signatures,
     stream_hashes,
     stream_signature_records,
+    write_signatures,
 )
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
@@ -78,11 +78,11 @@ def perceptual_duplicates(
         if len(outdated):
             step.counts["signatures_outdated"] = len(outdated)
 
-            def write_signatures(log: ActivityLog, done: list[Done[str]]) -> None:
-                replace_signatures(log, {d.item.key: d.outcome.value for d in done if d.kept})
+            def write_remade(log: ActivityLog, done: list[Done[str]]) -> None:
+                write_signatures(log, {d.item.key: d.outcome.value for d in done if d.kept}, conflict="replace")
 
             run_items(step, RESIGN_STAGE, (Item(i, store.uri(sha), sha, sha) for i, sha in outdated.itertuples(index=False)),
-                      lambda item: resign_image(store, item), write_signatures, batch_size=pool.batch_size,
+                      lambda item: resign_image(store, item), write_remade, batch_size=pool.batch_size,
                       total=len(outdated))
         matcher = PerceptualMatcher(params, load_signatures=lambda ids: load_signatures(wh, ids))
         matcher.index_existing(stream_hashes(wh, f"{_ELIGIBLE} AND {_SCANNED}"))

@@ -23,7 +23,7 @@ import pandas as pd
 from assets.image_pool.logic.perceptual import PerceptualHashes, PerceptualSignature
 from assets.image_pool.logic.sources import SourceRow, file_reference
 from resources.blob_store import BlobRef, blob_ref
-from warehouse.db import Warehouse, insert_rows, registered
+from warehouse.db import Conflict, Warehouse, insert_rows, registered
 from warehouse.ids import digest_of, entity_id
 from warehouse.lineage import ActivityLog, Entity, utcnow
 from warehouse.rekey import old_spellings, renamed_path
@@ -126,17 +126,12 @@ def write_images(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     insert_rows(con, "image", rows)
 
 
-def write_signatures(log: ActivityLog, signatures: Mapping[str, PerceptualSignature]) -> None:
-    """The perceptual signature of each image id, in the column layout of ``PerceptualSignature.to_record``."""
-    insert_rows(log.con, "image_signature",
-                [{"image_id": i, **s.to_record(), "activity_id": log.activity_id} for i, s in signatures.items()])
-
-
-def replace_signatures(log: ActivityLog, signatures: Mapping[str, PerceptualSignature]) -> None:
-    """Signatures made again (a newer signature version) in place of the stored ones."""
+def write_signatures(log: ActivityLog, signatures: Mapping[str, PerceptualSignature], conflict: Conflict = "ignore") -> None:
+    """The perceptual signature of each image id, in the column layout of ``PerceptualSignature.to_record``;
+    ``conflict="replace"`` for signatures made again (a newer signature version) in place of the stored ones."""
     insert_rows(log.con, "image_signature",
                 [{"image_id": i, **s.to_record(), "activity_id": log.activity_id} for i, s in signatures.items()],
-                conflict="replace")
+                conflict)
 
 
 def write_file_decodes(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
