@@ -414,6 +414,13 @@ def _map_points(
     return ax / aspect_a + 0.5, ay + 0.5
 
 
+def _luma_onto(a: PerceptualSignature, b: PerceptualSignature, alignments: list[Alignment]) -> tuple[np.ndarray, np.ndarray]:
+    """A's luminance sampled onto B's THUMB_SIDE grid at each alignment: (values, inside-mask), each (len(alignments), pixels)."""
+    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
+    u, v = _map_points(alignments, xs, ys, a.aspect)
+    return _bilinear(a.luma, u, v)
+
+
 def _grid(seed: Alignment, scales: Iterable[float], degrees: Iterable[float], shifts: Iterable[float]) -> list[Alignment]:
     shifts = list(shifts)
     return [
@@ -482,9 +489,7 @@ def _structure_correlation(a: PerceptualSignature, b: PerceptualSignature, align
     test's: enough to ignore a logo's edges, not the parts that tell two
     renders of one template apart.
     """
-    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
-    u, v = _map_points([alignment], xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.luma, u, v)
+    sampled, inside = _luma_onto(a, b, [alignment])
     structure_a = high_pass(sampled.reshape(THUMB_SIDE, THUMB_SIDE).astype(np.float32)).reshape(1, -1)
     return float(_trimmed_ncc(structure_a, b.structure.reshape(1, -1), inside, params.structure_trim_fraction)[0])
 
@@ -510,9 +515,7 @@ def _correlations(
     most, so a logo or watermark over a few percent of the frame cannot sink
     the score, while a different picture stays uncorrelated everywhere.
     """
-    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
-    u, v = _map_points(candidates, xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.luma, u, v)
+    sampled, inside = _luma_onto(a, b, candidates)
     ncc = _trimmed_ncc(sampled, b.luma.reshape(1, -1), inside, params.trim_fraction)
     overlap = inside.mean(axis=1)
     return np.where(overlap >= params.min_overlap, ncc, -1.0), overlap
@@ -560,9 +563,7 @@ _HANN = np.outer(np.hanning(THUMB_SIDE), np.hanning(THUMB_SIDE)).astype(np.float
 def _phase_shifted(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment) -> list[Alignment]:
     """``seed`` moved by the translation phase correlation finds between A (sampled at ``seed``) and B, in both
     directions (the cheaper way to be sure of the sign)."""
-    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
-    u, v = _map_points([seed], xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.luma, u, v)
+    sampled, inside = _luma_onto(a, b, [seed])
     fa = sampled.reshape(THUMB_SIDE, THUMB_SIDE)
     fa = (fa - fa[inside.reshape(THUMB_SIDE, THUMB_SIDE)].mean()) * inside.reshape(THUMB_SIDE, THUMB_SIDE) * _HANN
     fb = (b.luma - b.luma.mean()) * _HANN
@@ -584,8 +585,9 @@ def _phase_shifted(a: PerceptualSignature, b: PerceptualSignature, seed: Alignme
 def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, correlation: float, overlap: float, params: PerceptualParams) -> Verdict:
     """The tests after luminance at one alignment, cheapest first; NaN for those not reached."""
     aligned = correlation >= params.min_correlation and overlap >= params.min_overlap
-    chroma = _chroma_cosine(a, b, alignment, params) if aligned else float("nan")
-    coloured = aligned and chroma >= params.min_chroma_cosine and recoloured_share(a, b, alignment, params) <= params.max_recoloured_share
+    fields = chroma_fields(a, b, alignment, params) if aligned else None
+    chroma = fields.cosine(params) if fields is not None else float("nan")
+    coloured = fields is not None and chroma >= params.min_chroma_cosine and fields.recoloured_share(params) <= params.max_recoloured_share
     structure = _structure_correlation(a, b, alignment, params) if coloured else float("nan")
     accepted = structure >= params.min_structure_correlation
     edited = edited_side(a, b, alignment, params) if accepted else None
@@ -600,9 +602,7 @@ def edited_side(a: PerceptualSignature, b: PerceptualSignature, alignment: Align
     rest agreeing. An overlay adds edges (its box, its letters) where it sits, so the side with clearly more
     fine structure there (``edit_min_structure_ratio``) is named; otherwise neither is.
     """
-    xs, ys = _centred_grid(THUMB_SIDE, b.aspect)
-    u, v = _map_points([alignment], xs, ys, a.aspect)
-    sampled, inside = _bilinear(a.luma, u, v)
+    sampled, inside = _luma_onto(a, b, [alignment])
     _, za, zb = _masked_ncc(sampled, b.luma.reshape(1, -1), inside.astype(np.float32))
     n_inside = max(1, int(inside.sum()))
     scale = np.sqrt(n_inside)  # _masked_ncc gives unit-norm rows: back to standard deviations per pixel
@@ -626,39 +626,48 @@ def _cell_means(luma: np.ndarray) -> np.ndarray:
     return luma.reshape(CHROMA_SIDE, k, CHROMA_SIDE, k).mean(axis=(1, 3))
 
 
-def _chroma_cosine(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
-    """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
-    sampled, target = _chroma_fields(a, b, alignment, params)
-    if sampled.shape[1] == 0:
-        return 0.0
-    rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
-    if max(rms_a, rms_b) < params.grey_chroma_rms:
-        return 1.0  # both grey: hue is noise, nothing to compare
-    if min(rms_a, rms_b) < params.grey_chroma_rms:
-        # one side grey: no hue to compare with; the other may add colour only where an overlay would
-        coloured = sampled if rms_a >= rms_b else target
-        share = float((np.linalg.norm(coloured, axis=0) > params.recoloured_cell_chroma).mean())
-        return 1.0 if share <= params.trim_fraction else 0.0
-    return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
+@dataclass(frozen=True)
+class ChromaFields:
+    """A's (Cb, Cr) sampled onto B's chroma grid and B's own, (2, cells), over the cells both still have colour in.
 
-
-def recoloured_share(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> float:
-    """Share of the compared chroma cells whose colour differs by more than ``recoloured_cell_chroma`` once a
-    common saturation gain is taken out (a brightened or darkened copy scales every colour alike).
-
-    Why: the cosine over the whole field is ruled by the largest areas; two renders of one template on the
-    same backdrop, with the figure painted in other colours, pass it but differ in many cells.
+    Computed once per alignment; both colour tests read it.
     """
-    sampled, target = _chroma_fields(a, b, alignment, params)
-    if sampled.shape[1] == 0:
-        return 0.0
-    gain = float((sampled * target).sum() / max(float((sampled * sampled).sum()), 1e-6))
-    differs = np.linalg.norm(gain * sampled - target, axis=0) > params.recoloured_cell_chroma
-    return float(differs.mean())
+
+    sampled: np.ndarray
+    target: np.ndarray
+
+    def cosine(self, params: PerceptualParams) -> float:
+        """Cosine between the aligned (Cb, Cr) fields (1.0 when both are grey)."""
+        sampled, target = self.sampled, self.target
+        if sampled.shape[1] == 0:
+            return 0.0
+        rms_a, rms_b = np.sqrt((sampled**2).mean() * 2), np.sqrt((target**2).mean() * 2)
+        if max(rms_a, rms_b) < params.grey_chroma_rms:
+            return 1.0  # both grey: hue is noise, nothing to compare
+        if min(rms_a, rms_b) < params.grey_chroma_rms:
+            # one side grey: no hue to compare with; the other may add colour only where an overlay would
+            coloured = sampled if rms_a >= rms_b else target
+            share = float((np.linalg.norm(coloured, axis=0) > params.recoloured_cell_chroma).mean())
+            return 1.0 if share <= params.trim_fraction else 0.0
+        return float((sampled * target).sum() / (np.linalg.norm(sampled) * np.linalg.norm(target)))
+
+    def recoloured_share(self, params: PerceptualParams) -> float:
+        """Share of the compared cells whose colour differs by more than ``recoloured_cell_chroma`` once a
+        common saturation gain is taken out (a brightened or darkened copy scales every colour alike).
+
+        Why: the cosine over the whole field is ruled by the largest areas; two renders of one template on the
+        same backdrop, with the figure painted in other colours, pass it but differ in many cells.
+        """
+        sampled, target = self.sampled, self.target
+        if sampled.shape[1] == 0:
+            return 0.0
+        gain = float((sampled * target).sum() / max(float((sampled * sampled).sum()), 1e-6))
+        differs = np.linalg.norm(gain * sampled - target, axis=0) > params.recoloured_cell_chroma
+        return float(differs.mean())
 
 
-def _chroma_fields(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> tuple[np.ndarray, np.ndarray]:
-    """A's (Cb, Cr) sampled onto B's chroma grid and B's own, (2, cells), over the cells both still have colour in."""
+def chroma_fields(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> ChromaFields:
+    """The aligned colour of both images (:class:`ChromaFields`), leaving out cells clipped or crushed in either."""
     xs, ys = _centred_grid(CHROMA_SIDE, b.aspect)
     u, v = _map_points([alignment], xs, ys, a.aspect)
     sampled, inside = _bilinear(a.chroma, u[0], v[0])
@@ -670,7 +679,7 @@ def _chroma_fields(a: PerceptualSignature, b: PerceptualSignature, alignment: Al
     toned = inside & (np.minimum(luma_a, luma_b) > params.crushed_luma) & (np.maximum(luma_a, luma_b) < params.clipped_luma)
     if toned.sum() >= params.min_toned_cells:
         inside = toned
-    return sampled[:, inside], target[:, inside]
+    return ChromaFields(sampled[:, inside], target[:, inside])
 
 
 # --------------------------------------------------------------------------

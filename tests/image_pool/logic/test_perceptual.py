@@ -19,12 +19,12 @@ from assets.image_pool.logic.perceptual import (
     PerceptualParams,
     PerceptualSignature,
     batched_phash,
+    chroma_fields,
     compute_signature,
     from_signed64,
     high_pass,
     confirm_pair,
     edited_side,
-    recoloured_share,
     signature_from_path,
     to_signed64,
     verify_pair,
@@ -102,7 +102,7 @@ def test_template_look_alikes_pass_luminance_and_colour_but_fail_structure_or_lo
     assert verdict.aligned and verdict.chroma_cosine >= params.min_chroma_cosine, "a look-alike the older tests accepted"
     without_local_colour = verify_pair(a, b, Alignment(), replace(params, max_recoloured_share=1.0))
     assert without_local_colour.structure < params.min_structure_correlation or \
-        recoloured_share(a, b, verdict.alignment, params) > params.max_recoloured_share
+        chroma_fields(a, b, verdict.alignment, params).recoloured_share(params) > params.max_recoloured_share
     assert not verdict.accepted
 
 
@@ -116,10 +116,10 @@ def test_a_figure_painted_in_other_colours_on_the_same_backdrop_is_refused() -> 
     repainted = Image.fromarray(pixels)
     params = PerceptualParams()
     a, b = compute_signature(original), compute_signature(repainted)
-    assert recoloured_share(a, b, Alignment(), params) > params.max_recoloured_share
+    assert chroma_fields(a, b, Alignment(), params).recoloured_share(params) > params.max_recoloured_share
     assert match_pair(original, repainted) == []
-    assert recoloured_share(a, compute_signature(jpeg_roundtrip(synth.brightness_shifted(original, 1.25))), Alignment(), params) \
-        <= params.max_recoloured_share
+    brightened = compute_signature(jpeg_roundtrip(synth.brightness_shifted(original, 1.25)))
+    assert chroma_fields(a, brightened, Alignment(), params).recoloured_share(params) <= params.max_recoloured_share
 
 
 @pytest.mark.parametrize("kind", ["resized", "recompressed", "brightness_down", "overlaid"])
