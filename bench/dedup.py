@@ -419,6 +419,8 @@ def main() -> None:
     parser.add_argument("--hard", action="store_true", help="a fifth of the groups are periodic textures")
     parser.add_argument("--real", action="store_true", help="also transform scikit-image's bundled photographs")
     parser.add_argument("--skip-imagededup", action="store_true", help="aesforge only")
+    parser.add_argument("--dump-errors", type=Path, metavar="JSON",
+                        help="write aesforge's wrong and missed pairs (reported and star clusters) to this file")
     args = parser.parse_args()
 
     image_dir = args.out / "images"
@@ -436,17 +438,21 @@ def main() -> None:
         truth_path.write_text(json.dumps({"params": params, "group": truth.group, "kind": truth.kind}))
         print(f"generated {len(truth.kind)} files in {time.perf_counter() - started:.0f} s")
 
-    report(image_dir, truth, imagededup=not args.skip_imagededup)
+    errors = {"synthetic": report(image_dir, truth, imagededup=not args.skip_imagededup)}
     if args.real:
         real = generate_real(args.seed, args.out / "real")
         if real is None:
             print("\nreal photographs: scikit-image is not installed (pip install -e '.[bench]'); not measured")
         else:
             print(f"\nreal photographs: scikit-image's bundled photos, each with every transformation")
-            report(args.out / "real", real, imagededup=not args.skip_imagededup)
+            errors["real"] = report(args.out / "real", real, imagededup=not args.skip_imagededup)
+    if args.dump_errors:
+        args.dump_errors.write_text(json.dumps(errors, indent=1))
+        print(f"\nwrong and missed pairs written to {args.dump_errors}")
 
 
-def report(image_dir: Path, truth: Truth, imagededup: bool) -> None:
+def report(image_dir: Path, truth: Truth, imagededup: bool) -> dict[str, list[dict]]:
+    """Print the figures for one set of files; return aesforge's errors (:func:`errors`)."""
     ours = run_aesforge(image_dir)
     representative, star_pairs, cluster_s = cluster_with_pool_rule(image_dir, ours)
     rows = [
@@ -463,6 +469,26 @@ def report(image_dir: Path, truth: Truth, imagededup: bool) -> None:
     kept_instead = ", ".join(f"{k}={v}" for k, v in instead.most_common()) or "none"
     print(f"\noriginal kept as representative: {share:.4f} of {n_groups} groups (kept instead: {kept_instead});"
           f" clustering and quality measures {cluster_s:.1f} s")
+    return errors(truth, ours, star_pairs, representative)
+
+
+def errors(truth: Truth, run: AesforgeRun, star_pairs: set[Pair], representative: dict[str, str]) -> dict[str, list[dict]]:
+    """aesforge's wrong pairs (reported or inside a star cluster) and missed true pairs, each with both files'
+    kinds, where the pair stands (reported, star) and the matcher's evidence when it reported the pair: what to
+    look at before changing a rule."""
+    expected = true_pairs(truth)
+    evidence = {frozenset((m.a, m.b)): {"method": m.method, "distance": m.distance, "score": m.score,
+                                        "covered_a": m.covered_a, "covered_b": m.covered_b} for m in run.matches}
+
+    def row(pair: Pair) -> dict:
+        a, b = sorted(pair)
+        return {"a": a, "b": b, "kinds": [truth.kind[a], truth.kind[b]], "label": expected.get(pair),
+                "reported": pair in run.pairs, "star": pair in star_pairs,
+                "representatives": [representative.get(a, a), representative.get(b, b)], **evidence.get(pair, {})}
+
+    wrong = sorted((run.pairs | star_pairs) - expected.keys(), key=sorted)
+    missed = sorted((p for p in expected if p not in run.pairs or p not in star_pairs), key=sorted)
+    return {"wrong": [row(p) for p in wrong], "missed": [row(p) for p in missed]}
 
 
 if __name__ == "__main__":
