@@ -382,7 +382,7 @@ def evaluate(reported: set[Pair], truth: Truth) -> Scores:
         kinds = {truth.kind[f] for f in pair}
         negative = sorted(kinds & set(NEGATIVES))
         false_positives[negative[0] if negative else "other"] += 1
-        for kind in kinds & set(TRANSFORMATIONS):
+        for kind in kinds & {*TRANSFORMATIONS, *PERIODIC}:
             involved_wrong[kind] += 1
     per_kind: dict[str, tuple[float, float, int]] = {}
     for kind in (*TRANSFORMATIONS, *PERIODIC, "sibling"):
