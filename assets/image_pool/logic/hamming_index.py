@@ -23,6 +23,7 @@ run per set bit of n_codes / buffer_size, so at most ~log2(n) MB in all.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
@@ -182,30 +183,21 @@ class MultiIndexHammingIndex:
         if len(radii) and int(radii.min()) < 0:
             raise ValueError(f"radius must be >= 0, got {int(radii.min())}")
         pairs_q, pairs_e = [np.empty(0, np.intp)], [np.empty(0, np.intp)]
-        sub_radius = int(radii.max()) // self.n_chunks if len(queries) else 0
-        n_probes = sum(comb(width, k) for _, width in self._layout for k in range(min(sub_radius, width) + 1))
-        scan_from = 0 if n_probes >= self._n_sorted else self._n_sorted  # probing more keys than there are codes: scan
-        if len(queries) and self._runs and scan_from:
-            chunk_keys = self._chunk_keys(queries)
-            probes = np.concatenate(
-                [chunk_keys[i][:, None] ^ flip_masks(width, sub_radius)[None, :] for i, (_, width) in enumerate(self._layout)],
-                axis=1,
-            )  # (queries, probes of every chunk)
-            if self._runs[0].starts is None:  # sorted needles make each searchsorted a near-linear sweep
-                order = np.argsort(probes, axis=None)
-                flat, owner = probes.ravel()[order], order // probes.shape[1]
-            else:
-                flat, owner = probes.ravel(), np.repeat(np.arange(len(queries)), probes.shape[1])
-            for run in self._runs:
-                start, stop = run.bounds(flat)
-                counts = (stop - start).astype(np.intp)
-                hit = np.flatnonzero(counts)
-                if not len(hit):
-                    continue
-                start, counts = start[hit], counts[hit]
-                offsets = np.repeat(start - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-                pairs_q.append(np.repeat(owner[hit], counts))
-                pairs_e.append(run.entries[offsets].astype(np.intp))
+        # Each query probes only as deep as its own radius needs: with 4 chunks, radius 7 probes 1 bit per chunk
+        # (17 keys) where radius 9 probes 2 (137 keys), so a batch of mixed radii is not probed at its widest.
+        depth = radii // self.n_chunks
+        scan_from = self._n_sorted
+        for sub_radius in np.unique(depth).tolist() if self._runs else []:
+            n_probes = sum(comb(width, k) for _, width in self._layout for k in range(min(sub_radius, width) + 1))
+            if n_probes >= self._n_sorted:  # probing more keys than there are codes: scan them all instead
+                scan_from = 0
+                break
+        if len(queries) and scan_from:
+            for sub_radius in np.unique(depth).tolist():
+                group = np.flatnonzero(depth == sub_radius)
+                for q, e in self._probe_runs(queries[group], sub_radius):
+                    pairs_q.append(group[q])
+                    pairs_e.append(e)
         if self._n_codes > scan_from and len(queries):  # unsorted codes: one (queries x codes) popcount, keep the close ones
             close = np.bitwise_count(queries[:, None] ^ self._codes[None, scan_from : self._n_codes]) <= radii[:, None]
             close_q, close_e = np.nonzero(close)
@@ -220,3 +212,25 @@ class MultiIndexHammingIndex:
         query_ix, entry, item, slot, distance = query_ix[keep], entry[keep], item[keep], slot[keep], distance[keep]
         _, first = np.unique(query_ix * max(self._n_codes, 1) + entry, return_index=True)  # a code found via several chunks
         return Hits(query_ix[first], item[first], slot[first], distance[first])
+
+    def _probe_runs(self, queries: np.ndarray, sub_radius: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(query index, code index) of every sorted code sharing a chunk within ``sub_radius`` bits of a query's."""
+        chunk_keys = self._chunk_keys(queries)
+        probes = np.concatenate(
+            [chunk_keys[i][:, None] ^ flip_masks(width, sub_radius)[None, :] for i, (_, width) in enumerate(self._layout)],
+            axis=1,
+        )  # (queries, probes of every chunk)
+        if self._runs[0].starts is None:  # sorted needles make each searchsorted a near-linear sweep
+            order = np.argsort(probes, axis=None)
+            flat, owner = probes.ravel()[order], order // probes.shape[1]
+        else:
+            flat, owner = probes.ravel(), np.repeat(np.arange(len(queries)), probes.shape[1])
+        for run in self._runs:
+            start, stop = run.bounds(flat)
+            counts = (stop - start).astype(np.intp)
+            hit = np.flatnonzero(counts)
+            if not len(hit):
+                continue
+            start, counts = start[hit], counts[hit]
+            offsets = np.repeat(start - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            yield np.repeat(owner[hit], counts), run.entries[offsets].astype(np.intp)
