@@ -10,8 +10,10 @@ Usage: ``python -m sample.reddit_fixture --out data/reddit_sample``, or ``write_
 
 The outcome of every case is written by hand next to the case (``_Post.expect``, ``_Post.references``,
 ``_Post.image_of``, ``_Comment.expect``), never computed by the filter code that the tests check. It
-applies the default ``FilterParams`` (10 post words, 5 comment words, 3 references, the default bot
-boilerplate) and the default bot account list ("automoderator").
+applies the default ``FilterParams`` thresholds (10 post words, 5 comment words, 3 references, the default bot
+boilerplate) and the default bot account list ("automoderator"), under the readings ``exclude_removed_posts: true``,
+``deleted_author_comments: keep`` and ``null_score: last``; tests/photocritique/test_assets.py checks, case by case,
+what the paper's defaults change.
 
 Layout written under ``out_dir``::
 
@@ -402,7 +404,7 @@ _POSTS: tuple[_Post, ...] = (
         picture=_Picture(107, (800, 533), "https://i.redd.it/k7m1r5x9a0w21.jpg",
                          "https://preview.redd.it/k7m1r5x9a0w21.jpg?auto=webp&s=7c9e1a3d5f7b9c1e3a5d"),
         case="deleted and removed comments (the removed one intact in the older rescan), and a comment whose "
-             "author is [deleted] but whose body survives (it qualifies: no author, so not the submitter)",
+             "author is [deleted] but whose body survives (it qualifies under deleted_author_comments: keep)",
         expect=KEPT,
         references=("emx8g07", "emx8g0a", "emx8g0e"),  # 8 > 6 > 3; the deleted (9) and removed (14) do not count
         image_of="https://i.redd.it/k7m1r5x9a0w21.jpg",

@@ -15,6 +15,7 @@ from assets.image_pool.store import REKEY_SCOPE, SourceRow, location_renames, wr
 from assets.core.item_loop import Done, Item, Kept, run_items
 from assets.photocritique.logic.image_links import locate, resolve_images
 from assets.photocritique.logic.reddit_records import Post
+from assets.photocritique.logic.selection_rules import IMAGE_NOT_LOCAL
 from assets.photocritique.reddit_ingest import reddit_posts
 from assets.photocritique.store import replace_post_images
 from assets.photocritique.settings import PhotocritiqueSettings, named_locator
@@ -100,15 +101,20 @@ class _Resolved:
 
 def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str, wh: Warehouse) -> Kept:
     """One post's image candidates as pool records, or why it has none (a decision of the next stage, so kept
-    here with its problem); local files are named by ``wh``."""
+    here with its problem); local files are named by ``wh``. A candidate that only the network could supply is
+    left out while ``local_images`` is authoritative (``fallback_to_network`` off); none left is ``image_not_local``."""
     post_entity, record = item.payload
     post = Post.from_row(json.loads(record))
     local = settings.local_images
     resolution = resolve_images(post, settings.gallery_items)
-    rows, images = [], []
+    rows, images, not_local = [], [], []
     for candidate in resolution.candidates:
         found = locate(candidate.url, post.post_id, candidate.position, local.path if local else None,
-                       local.pattern if local else "{post_id}*", settings.url_rewrite)
+                       local.pattern if local else "{post_id}*", settings.url_rewrite,
+                       network=local is None or local.fallback_to_network)
+        if found is None:
+            not_local.append((candidate.url, IMAGE_NOT_LOCAL))
+            continue
         locator = named_locator(wh.name_of, found)
         row = image_source_row(post, candidate.url, candidate.method, candidate.position, locator, settings)
         rows.append(row)
@@ -116,13 +122,17 @@ def resolve_post(item: Item, settings: PhotocritiqueSettings, rule_digest: str, 
                        "method": candidate.method, "media_id": candidate.media_id, "width": candidate.width,
                        "height": candidate.height, "locator": locator, "record_id": row.record_id})
     problem = resolution.problem
+    if problem is None and not rows and local is not None:
+        problem = (IMAGE_NOT_LOCAL, f"no file matching {local.pattern!r} in {wh.name_of(local.path)} (and no url_rewrite"
+                   " folder holds it); photocritique.local_images.fallback_to_network is off, so nothing was downloaded")
+    skipped = [*resolution.skipped, *not_local]
     summary = {
         "post_id": post.post_id,
         "post_entity_id": post_entity,
         "n_candidates": len(rows),
         "problem_code": problem[0] if problem else None,
         "detail": problem[1] if problem else None,
-        "skipped": canonical_json([list(s) for s in resolution.skipped]) if resolution.skipped else None,
+        "skipped": canonical_json([list(s) for s in skipped]) if skipped else None,
         "rule_digest": rule_digest,
     }
     count = "posts_with_images" if rows else f"posts_without_image:{problem[0] if problem else '?'}"

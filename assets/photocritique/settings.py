@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from datetime import datetime, timezone
 from collections.abc import Callable
-from typing import Optional
+from typing import Literal, Optional
 
 from dagster import Config, ConfigurableResource, Failure
 from pydantic import Field
@@ -24,6 +24,11 @@ class LocalImagesConfig(Config):
     pattern: str = Field(
         default="{post_id}*",
         description="Glob for a post's file; {post_id} and {position} are filled in (e.g. '{post_id}.jpg')",
+    )
+    fallback_to_network: bool = Field(
+        default=False,
+        description="false: the folder is authoritative, a post whose file is absent is image_not_local and nothing"
+        " is downloaded for it (a url_rewrite local folder is still looked in); true: fetch it from the URL or mirror",
     )
 
 
@@ -54,6 +59,18 @@ class PhotocritiqueSettings(ConfigurableResource):
     min_post_words: int = Field(default=10, description="Title plus body must hold at least this many words")
     min_comment_words: int = Field(default=5, description="A critique must hold at least this many words")
     references_per_post: int = Field(default=3, description="Qualifying comments needed, and kept, per post")
+    exclude_removed_posts: bool = Field(
+        default=False, description="false (the paper): a deleted or removed post is judged by the three rules like any"
+        " other; true: it is excluded first (post_deleted / post_removed)"
+    )
+    deleted_author_comments: Literal["exclude", "keep"] = Field(
+        default="exclude", description="exclude: a comment whose author is [deleted]/[removed] does not qualify"
+        " (author_deleted: it cannot be shown not to be the submitter's); keep: it may qualify"
+    )
+    null_score: Literal["zero", "last"] = Field(
+        default="zero", description="zero: a comment with no score ranks as score 0 (below positive, above negative"
+        " scores); last: below every scored comment"
+    )
     gallery_items: int = Field(default=1, description="Gallery images per post offered to the pool, in gallery order")
     image_license: str = Field(
         default="reddit-user-content",
@@ -94,6 +111,9 @@ class PhotocritiqueSettings(ConfigurableResource):
             min_comment_words=self.min_comment_words,
             references_per_post=self.references_per_post,
             bot_boilerplate=tuple(self.bot_boilerplate),
+            exclude_removed_posts=self.exclude_removed_posts,
+            deleted_author_comments=self.deleted_author_comments,
+            null_score=self.null_score,
         )
 
     def recorded_parameters(self, name_of: Callable[[str], str]) -> dict:

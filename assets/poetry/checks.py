@@ -71,7 +71,8 @@ def score_facts(con) -> tuple[pd.DataFrame, pd.DataFrame]:
         for key in DIMENSION_KEYS:
             if key == TEXT_INTEGRITY and label_source is not None:
                 continue  # the OCR / adjudicated label replaces the survey vote here
-            applicable = [s for s in (dimension(key).score(a[key]) for a in letters.get(item_id, [])) if s is not None]
+            applicable = [s for s in (dimension(key).score(a[key]) for a in letters.get(item_id, []) if key in a)
+                          if s is not None]
             expected = sum(applicable) / len(applicable) if applicable else None
             got = dims.get(key)
             ok = (got is None) == (expected is None) and (got is None or abs(got - expected) <= 1e-9) \

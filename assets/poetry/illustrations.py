@@ -10,14 +10,14 @@ a retryable rejection and the next run asks again only for what is missing; an u
 (an answer that is not an image) is its ``internal_error`` and the other requests go on.
 
 With no model configured the stage says so and, if ``poetry.stand_in_folder`` is set, takes stand-in
-illustrations from that folder (the sample corpus's paintings): ``stand_in_models`` seeded assignments of one
-painting per poem, recorded with ``kind = 'stand_in'``. Stand-ins are never entered into the pool as generated
+illustrations from that folder (the sample corpus's paintings): one seeded assignment of a painting per poem and
+stand-in generator (``stand_in_generators``, or ``stand-in-1 … stand-in-<stand_in_models>``; no two generators of
+a poem show the same painting: assets/poetry/logic/stand_ins.py), recorded with ``kind = 'stand_in'``. Stand-ins are never entered into the pool as generated
 images (they are already pool images from their own source), so nothing downstream can mistake them for output of a
 model.
 """
 
 import io
-import random
 from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
@@ -26,6 +26,7 @@ from PIL import Image, UnidentifiedImageError
 from assets.image_pool.store import SourceRow, write_source_records, write_stored_file
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.poetry.logic.poems import Poem, illustration_prompt, illustration_template
+from assets.poetry.logic.stand_ins import assign_stand_ins, stand_in_names
 from assets.poetry.corpus import poem_corpus
 from assets.poetry.settings import PoetrySettings
 from assets.poetry.store import load_poems, write_illustrations
@@ -34,7 +35,7 @@ from assets.core.step import Step, recorded_step
 from resources.blob_store import BlobStore, BlobStoreResource
 from resources.image_editing import ImageGeneratorsResource
 from resources.warehouse import WarehouseResource
-from warehouse.ids import digest_of, entity_id, sha256_hex
+from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import ActivityLog, Agent, Entity
 
 GENERATION_STAGE = "poem_illustration"
@@ -66,7 +67,8 @@ def poem_illustrations(
     template = illustration_template()
     params = {"generators": [g.model_dump(exclude={"api_key_env"}) for g in image_generators.generators],
               "prompt_template": f"{template.id}@{template.version}", "stand_in_folder": poetry.stand_in_folder,
-              "stand_in_models": poetry.stand_in_models, "seed": poetry.seed}
+              "stand_in_models": poetry.stand_in_models, "stand_in_generators": poetry.stand_in_generators,
+              "seed": poetry.seed}
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             poems = load_poems(log.con)
@@ -77,9 +79,9 @@ def poem_illustrations(
             step.notes["generators"] = "no text-to-image model configured (image_generators.generators is empty)"
             context.log.warning(step.notes["generators"])
             if poetry.stand_in_folder:
-                _stand_ins(step, store, poetry, poems, done)
+                generators = _stand_ins(step, store, poetry, poems, done)
                 step.notes["stand_ins"] = (f"stand-in paintings from {poetry.stand_in_folder} used as illustrations"
-                                           f" ({poetry.stand_in_models} stand-in generators); they are not model output")
+                                           f" (stand-in generators {', '.join(generators)}); they are not model output")
     return step.result(store)
 
 
@@ -151,7 +153,9 @@ def _item_digest(settings: str, poem: Poem) -> str:
     return digest_of([settings, poem.content_sha256])
 
 
-def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict[str, Poem], done: dict[str, str]) -> None:
+def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict[str, Poem],
+               done: dict[str, str]) -> tuple[str, ...]:
+    """Assign and store the stand-in paintings; the stand-in generators' names come back."""
     folder = Path(poetry.stand_in_folder or "")
     if not folder.is_dir():
         raise Failure(description=f"poetry.stand_in_folder not found: {folder}")
@@ -169,19 +173,23 @@ def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict
         paintings.append(path)
     if not paintings:
         raise Failure(description=f"poetry.stand_in_folder {folder} holds no readable painting")
-    poem_ids = sorted(poems)
-    for k in range(1, poetry.stand_in_models + 1):
-        generator = f"stand-in-{k}"
-        order = paintings[:]
-        random.Random(int(digest_of([poetry.seed, generator])[:16], 16)).shuffle(order)
-        settings = digest_of([STAND_IN, str(folder), poetry.seed, [p.name for p in paintings]])
+    try:
+        generators = stand_in_names(poetry.stand_in_generators, poetry.stand_in_models)
+        by_content = {}
+        for path in paintings:  # sorted: a painting's first file by name stands for its bytes
+            by_content.setdefault(sha256_file(path), path)
+        assignment = assign_stand_ins(sorted(poems), list(by_content), generators, poetry.seed)
+    except ValueError as exc:
+        raise Failure(description=f"poetry stand-ins: {exc}") from exc
+    settings = digest_of([STAND_IN, str(folder), poetry.seed, [p.name for p in paintings], generators])
+    for generator in generators:
         rows, entities, edges = [], [], []
-        for i, poem_id in enumerate(poem_ids):
+        for poem_id in sorted(poems):
             item_id = item_id_for(poem_id, generator)
             if done.get(item_id) == settings:
                 step.counts["stand_in:already_assigned"] += 1
                 continue
-            path = order[i % len(order)]
+            path = by_content[assignment[(poem_id, generator)]]
             stored = store.put_file(path)
             with Image.open(path) as image:
                 width, height = image.size
@@ -200,3 +208,4 @@ def _stand_ins(step: Step, store: BlobStore, poetry: PoetrySettings, poems: dict
             log.derived((e, poem, "stands_in_for") for e, poem in edges)
             write_illustrations(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
         step.counts[f"{generator}:assigned"] += len(rows)
+    return generators

@@ -1,10 +1,11 @@
 """The two-phase survey (TangPoetryBench section 3, appendix D): phase-1 items with similarity-chosen distractors,
 the item sheet handed to the survey platform, and the platform's export read back with quality control.
 
-Pure logic: assets/poetry/logic/distractors.py (distractors, option order) and assets/poetry/logic/survey_rows.py (parsing,
-quality control). A malformed survey row never costs the good rows: they are stored, the bad row (a line that is
-not UTF-8 is ``bad_encoding``) keeps its reason in ``poem_survey_bad_row`` and ``rejection``, and the step's
-metadata and a warning name every bad row so it gets fixed. Each export is read as one item of the item loop,
+Pure logic: assets/poetry/logic/distractors.py (distractors, option order), assets/poetry/logic/phase1_items.py (option
+sets supplied by the user) and assets/poetry/logic/survey_rows.py (parsing, quality control). A malformed survey row
+never costs the good rows: they are stored, the bad row (a line that is not UTF-8 is ``bad_encoding``) keeps its
+reason in ``poem_survey_bad_row`` and ``rejection``, and the step's metadata and a warning name every bad row so it
+gets fixed. Each export is read as one item of the item loop,
 then each of its rows is one item: an unexpected error reading an export, or checking one row, is that export's or
 that row's ``internal_error`` and the others still count. Annotator ids are replaced by their pseudonyms (a keyed
 hash, assets/poetry/logic/raters.py) as each row is checked, before anything is stored or quality-controlled.
@@ -12,6 +13,7 @@ hash, assets/poetry/logic/raters.py) as each row is checked, before anything is 
 
 import json
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,7 +23,8 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.core.exports import ExportFile, write_file
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, release_quarantine, run_items
-from assets.poetry.logic.distractors import DISTRACTOR_METHOD, distractors, phase1_options
+from assets.poetry.logic.distractors import DISTRACTOR_METHOD, Phase1Options, distractors, phase1_options
+from assets.poetry.logic.phase1_items import SUPPLIED_METHOD, Phase1ItemsError, parse_phase1_items
 from assets.poetry.logic.survey_rows import (
     QcParams,
     RowProblem,
@@ -33,7 +36,7 @@ from assets.poetry.logic.survey_rows import (
     read_survey_rows,
     survey_row,
 )
-from assets.core.logic.sheets import read_sheet_file
+from assets.core.logic.sheets import SheetError, read_sheet_file
 from assets.core.logic.textfiles import BAD_ENCODING
 from assets.poetry.illustrations import poem_illustrations
 from assets.poetry.logic.raters import RaterPseudonyms
@@ -55,6 +58,8 @@ from warehouse.ids import digest_of, entity_id, sha256_file, sha256_hex
 from warehouse.lineage import Entity
 
 SURVEY_STAGE = "poem_survey"
+PHASE1_STAGE = "recognizability_items"
+PHASE1_FILE = "phase1_items_file"
 # The item loop's stages (one item per export read, one per row checked), kept apart from SURVEY_STAGE, whose
 # rejections are rewritten from every run's rows and quality control.
 SURVEY_FILE_STAGE = "poem_survey_file"
@@ -67,43 +72,81 @@ LETTERS = "ABCD"
     code_version="1",
     deps=[poem_illustrations],
     description="Phase-1 recognizability items: for each illustration the true poem and three distractors chosen by"
-    " textual similarity, in seeded order; and the survey item sheet (item, image, options A-D) for the platform.",
+    " textual similarity, in seeded order, or the options a phase1_items file supplies; and the survey item sheet"
+    " (item, image, options A-D) for the platform.",
 )
 def recognizability_items(context: AssetExecutionContext, warehouse: WarehouseResource, poetry: PoetrySettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    with recorded_step(context, wh, {"seed": poetry.seed, "method": DISTRACTOR_METHOD, "survey_dir": poetry.survey_dir}) as step:
+    supplied_file = Path(poetry.phase1_items) if poetry.phase1_items else None
+    params = {"seed": poetry.seed, "method": DISTRACTOR_METHOD, "survey_dir": poetry.survey_dir,
+              "phase1_items": wh.name_of(supplied_file) if supplied_file else None}
+    with recorded_step(context, wh, params) as step:
+        if supplied_file is not None and not supplied_file.is_file():
+            raise Failure(description=f"poetry.phase1_items not found: {supplied_file}")
+        supplied_sha = sha256_file(supplied_file) if supplied_file else None
         with step.batch() as log:
             poems = load_poems(log.con)
             items = log.con.execute("SELECT item_id, poem_id, entity_id FROM poem_illustration ORDER BY item_id").fetchall()
             known = {r[0]: r[1] for r in log.con.execute("SELECT item_id, seed FROM poem_phase1_item").fetchall()}
             last = step.last_inputs(log.con)
-        inputs = digest_of([sorted((p.poem_id, p.content_sha256) for p in poems.values()), items, poetry.seed, DISTRACTOR_METHOD])
+        inputs = digest_of([sorted((p.poem_id, p.content_sha256) for p in poems.values()), items, poetry.seed, DISTRACTOR_METHOD,
+                            supplied_sha])
         if last == inputs and set(known) == {i[0] for i in items}:
-            step.notes["unchanged"] = "same poems, illustrations and seed as last time"
+            step.notes["unchanged"] = "same poems, illustrations, seed and phase-1 items file as last time"
             return step.result()
         if not items:
             step.notes["skipped"] = "no illustrations yet"
             return step.result()
-        try:
-            chosen = distractors(list(poems.values()), k=3)
-        except ValueError as exc:
-            raise Failure(description=f"recognizability items: {exc}") from exc
-        rows = []
-        for item_id, poem_id, _ in items:
-            picks = chosen[poem_id]
-            options = phase1_options(item_id, poem_id, [d.poem_id for d in picks], poetry.seed)
-            rows.append({"item_id": item_id, "poem_id": poem_id, "options": list(options.options),
-                         "correct_letter": options.correct_letter, "similarities": [d.similarity for d in picks],
-                         "distractors": [d.poem_id for d in picks], "seed": poetry.seed, "method": DISTRACTOR_METHOD})
+        supplied = _supplied_options(step, supplied_file, supplied_sha, {i[0]: i[1] for i in items}, poems)
+        rows = [_supplied_row(item_id, poem_id, supplied[item_id], supplied_file.name, poetry.seed)
+                for item_id, poem_id, _ in items if supplied_file is not None and item_id in supplied]
+        generated = [(item_id, poem_id) for item_id, poem_id, _ in items if item_id not in supplied]
+        if generated:
+            try:
+                chosen = distractors(list(poems.values()), k=3)
+            except ValueError as exc:
+                raise Failure(description=f"recognizability items: {exc}") from exc
+            for item_id, poem_id in generated:
+                picks = chosen[poem_id]
+                options = phase1_options(item_id, poem_id, [d.poem_id for d in picks], poetry.seed)
+                rows.append({"item_id": item_id, "poem_id": poem_id, "options": list(options.options),
+                             "correct_letter": options.correct_letter, "similarities": [d.similarity for d in picks],
+                             "distractors": [d.poem_id for d in picks], "seed": poetry.seed, "method": DISTRACTOR_METHOD})
         sheet = ExportFile(Path(poetry.survey_dir) / "survey_items.csv", _ITEM_SHEET_QUERY, "csv")
         with step.batch() as log:
             replace_phase1_items(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
             log.used((i[2] for i in items), "illustration")
+            if supplied_file is not None and supplied_sha is not None:
+                file_entity = entity_id(PHASE1_FILE, supplied_sha)
+                log.entities([Entity(file_entity, PHASE1_FILE, supplied_sha, {"path": step.name_of(supplied_file)})])
+                log.used([file_entity], PHASE1_FILE)
             write_file(step, log, "poetry_survey_items", sheet, [i[2] for i in items], "lists")
             step.remember_inputs(log, inputs)
-        step.counts["items"] = len(rows)
+        step.counts.update({"items": len(rows), "items:supplied": len(rows) - len(generated), "items:generated": len(generated)})
         step.files["item_sheet"] = sheet.path
     return step.result()
+
+
+def _supplied_options(step: Step, path: Path | None, sha: str | None, illustrated: dict[str, str],
+                      poems: Collection[str]) -> dict[str, Phase1Options]:
+    """The user's phase-1 option sets by item id (none without ``poetry.phase1_items``). A file with a bad row is
+    rejected whole, its rows named in the rejection and the failure (the study's options for that item are unknown)."""
+    if path is None or sha is None:
+        return {}
+    try:
+        return read_sheet_file(path, lambda stream, name: parse_phase1_items(stream, name, illustrated, poems),
+                               Phase1ItemsError)
+    except SheetError as exc:
+        step.reject_input(PHASE1_STAGE, PHASE1_FILE, path, sha, exc.reason_code, str(exc))
+        raise Failure(description=str(exc)) from exc
+
+
+def _supplied_row(item_id: str, poem_id: str, options: Phase1Options, file_name: str, seed: int) -> dict:
+    """A stored phase-1 item from the user's file: the options in the order the study showed them (no similarity
+    was computed for its distractors)."""
+    return {"item_id": item_id, "poem_id": poem_id, "options": list(options.options), "correct_letter": options.correct_letter,
+            "similarities": [], "distractors": [p for p in options.options if p != poem_id], "seed": seed,
+            "method": f"{SUPPLIED_METHOD}:{file_name}"}
 
 
 # What the survey platform needs per item: the image (and its sha256, to pass through into the export so a response

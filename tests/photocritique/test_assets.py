@@ -1,10 +1,16 @@
 """The r/photocritique reference set built for real: fixture archive → sources → pool → filters → export.
 
 The same synthetic archive is served three ways (zst dumps, an Arctic-Shift-style server, a
-Reddit-API server driven through PRAW), and each must give exactly the hand-written expected result.
+Reddit-API server driven through PRAW), and each must give exactly the hand-written expected result. The
+fixture's outcomes are written for the readings the paper does not make (FIXTURE_READING); one build under the
+paper's defaults checks exactly what they change.
 """
 
+import functools
 import json
+import threading
+from collections import Counter
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
@@ -13,13 +19,15 @@ from dagster import DagsterInstance
 
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
-from sample.reddit_fixture import build_fixture
+from sample.reddit_fixture import MIRROR_HOSTS, build_fixture
 from tests.support.pool_harness import write_config
 from tests.support.reddit_servers import ArchiveApiServer, RedditApiServer
 from warehouse.db import Warehouse
 from warehouse.ids import sha256_file
 
 CLIENT_ID, CLIENT_SECRET = "fixture-client", "fixture-secret-never-stored"
+FIXTURE_READING = {"exclude_removed_posts": True, "deleted_author_comments": "keep", "null_score": "last"}
+"""The options under which sample/reddit_fixture.py's hand-written outcomes hold."""
 
 # Tables the photocritique stages write; a rerun with unchanged inputs must leave them untouched.
 CRITIQUE_TABLES = (
@@ -30,7 +38,7 @@ CRITIQUE_TABLES = (
 )
 
 
-def _photocritique_section(archive: Path, expected: dict, **overrides) -> dict:
+def _photocritique_section(archive: Path, expected: dict, reading: dict = FIXTURE_READING, **overrides) -> dict:
     mirror = archive / "images"
     return {
         "id_lists": [str(archive / "ids" / "test_ids.txt")],
@@ -44,6 +52,7 @@ def _photocritique_section(archive: Path, expected: dict, **overrides) -> dict:
         },
         "export_dir": "exports",
         "batch_size": 7,  # several batches even on the small fixture
+        **reading,
         **overrides,
     }
 
@@ -53,9 +62,11 @@ def _run(config: Path):
     return defs.resolve_job_def("photocritique_job").execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False)
 
 
-def _build(folder: Path, archive: Path, expected: dict, sections: dict | None = None, **overrides) -> Warehouse:
+def _build(folder: Path, archive: Path, expected: dict, sections: dict | None = None, reading: dict = FIXTURE_READING,
+           **overrides) -> Warehouse:
     pool = {"filters": {"license_allowlist": ["reddit-user-content"]}}
-    config = write_config(folder, pool, photocritique=_photocritique_section(archive, expected, **overrides), **(sections or {}))
+    section = _photocritique_section(archive, expected, reading, **overrides)
+    config = write_config(folder, pool, photocritique=section, **(sections or {}))
     result = _run(config)
     assert result.success, [e.message for e in result.all_events if e.is_failure]
     return Warehouse(folder / "warehouse.duckdb")
@@ -215,3 +226,79 @@ def test_broken_dump_lines_are_counted_and_the_run_goes_on(tmp_path: Path, archi
     assert outcome(wh)["kept"] == expected["kept"]  # nothing else lost
     malformed = wh.query("SELECT count(*) AS n FROM reddit_source_problem WHERE scope = 'candidates'")["n"][0]
     assert malformed == sum(1 for v in expected["post_reasons"].values() if v == "malformed_id")
+
+
+
+def test_the_papers_defaults_change_exactly_the_removed_posts_and_the_deleted_author_comment(
+    tmp_path: Path, archive: Path, expected: dict, dump_build: Warehouse
+) -> None:
+    """No option set: removed posts are judged by the three rules, a comment by [deleted] does not qualify."""
+    dumps = [str(archive / "dumps" / "monthly"), str(archive / "dumps" / "subreddit")]
+    got = outcome(_build(tmp_path, archive, expected, reading={}, dumps=dumps))
+    want = outcome(dump_build)
+    # bk6t3d, deleted by its author: ten title words, an image and three critiques, so kept.
+    del want["post_reasons"]["bk6t3d"]
+    want["kept"]["bk6t3d"] = ["emn3b02", "emn3b09", "emn3b0f"]
+    want["comment_reasons"].update(emn3b02="reference", emn3b09="reference", emn3b0f="reference")
+    want["image_of"]["bk6t3d"] = "https://i.redd.it/r8d2w6m1k3v21.jpg"
+    # bk9w1e, removed by a moderator: two qualifying comments besides the AutoModerator notice.
+    want["post_reasons"]["bk9w1e"] = "too_few_qualifying_comments"
+    want["image_of"]["bk9w1e"] = "https://i.redd.it/c5n7q2x9t4v21.jpg"
+    # bkk9p3: its rank-1 critique's author is [deleted], which leaves two qualifying comments.
+    del want["kept"]["bkk9p3"]
+    want["post_reasons"]["bkk9p3"] = "too_few_qualifying_comments"
+    want["comment_reasons"].update(emx8g07="author_deleted", emx8g0a="post_excluded", emx8g0e="post_excluded")
+    assert got == want
+
+
+class _CountingMirror(ThreadingHTTPServer):
+    """A static HTTP mirror of the fixture's images on 127.0.0.1 that counts the requests it gets."""
+
+    daemon_threads = True
+
+    def __init__(self, folder: Path) -> None:
+        mirror = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                """Quiet."""
+
+            def do_GET(self) -> None:
+                mirror.hits[self.path] += 1
+                super().do_GET()
+
+        super().__init__(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+        self.hits: Counter[str] = Counter()
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def __enter__(self) -> "_CountingMirror":
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_a_local_images_folder_is_authoritative_unless_fallback_to_network(
+    tmp_path: Path, archive: Path, expected: dict, fallback: bool
+) -> None:
+    dumps = [str(archive / "dumps" / "monthly"), str(archive / "dumps" / "subreddit")]
+    with _CountingMirror(archive / "images") as mirror:
+        rewrite = {f"https://{host}/": f"{mirror.url}{host}/" for host in MIRROR_HOSTS}  # never the internet
+        wh = _build(tmp_path, archive, expected, dumps=dumps, url_rewrite=rewrite,
+                    local_images={"path": str(archive / "images_by_post"), "pattern": "{post_id}.*",
+                                  "fallback_to_network": fallback})
+    got = outcome(wh)
+    local = set(expected["local_images"])
+    assert local <= set(got["kept"])
+    not_local = {pid for pid, reason in got["post_reasons"].items() if reason == "image_not_local"}
+    if fallback:
+        assert sum(mirror.hits.values()) > 0 and not not_local
+        assert set(got["kept"]) - local  # posts whose image only the mirror has
+    else:
+        assert sum(mirror.hits.values()) == 0 and set(got["kept"]) == local
+        assert not_local and not local & not_local
+        detail = wh.query("SELECT detail FROM photocritique_post_decision WHERE reason_code = 'image_not_local' LIMIT 1")
+        assert "fallback_to_network is off" in detail["detail"][0]

@@ -24,6 +24,7 @@ import pytest
 import yaml
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
+from assets.poetry.logic.distractors import DISTRACTOR_METHOD
 from assets.poetry.logic.rubric import DIMENSION_KEYS, TEXT_INTEGRITY, dimension
 from assets.poetry.logic.poems import illustration_template
 from assets.poetry.logic.raters import RaterPseudonyms
@@ -144,6 +145,8 @@ def test_stand_ins_are_labelled_and_say_no_model_is_configured(demo, sample):
     assert items["pool_record_id"].isna().all()
     assert wh.scalar("SELECT count(*) FROM source_record WHERE source_type = 'generated'") == 0
     assert not any("blank" in s for s in items["stand_in_source"])  # the blank canvas illustrates nothing
+    # The sample folder holds two files with the same bytes: still no poem shows one image under two generators.
+    assert items.groupby("poem_id")["image_sha256"].nunique().to_dict() == dict.fromkeys(items["poem_id"], 3)
 
 
 def test_quality_control_excludes_the_planted_cases(demo, sample):
@@ -630,6 +633,44 @@ def test_a_malformed_adjudication_sheet_fails_naming_its_row_and_keeps_a_rejecti
                          " WHERE r.stage = 'poem_text_integrity'")
     assert len(rejected) == 1 and rejected[0][:2] == ("adjudication_sheet", "malformed_text_adjudication_sheet")
     assert "row 2" in rejected[0][2]
+
+
+def test_named_stand_in_generators(tmp_path, sample):
+    config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
+                                      "stand_in_generators": ["ink-wash", "gongbi"]})
+    result = _run(config, ["poem_corpus", "poem_illustrations"])
+    _ok(result)
+    assert "stand-in generators ink-wash, gongbi" in _metadata(result, "poem_illustrations")["stand_ins"]
+    items = Warehouse(tmp_path / "warehouse.duckdb").query("SELECT poem_id, generator, image_sha256 FROM poem_illustration")
+    assert items.groupby("generator").size().to_dict() == {"ink-wash": 8, "gongbi": 8}
+    assert (items.groupby("poem_id")["image_sha256"].nunique() == 2).all()
+
+
+PHASE1_HEADER = "item_id,option_A,option_B,option_C,option_D,true_poem\n"
+
+
+def test_supplied_phase1_options_replace_the_generated_ones_for_their_items(tmp_path, sample):
+    poems = sorted(p["poem_id"] for p in json.loads(sample["poems"].read_text(encoding="utf-8"))["poems"])
+    first = f"{poems[0]}@stand-in-1"
+    items_file = tmp_path / "phase1.csv"
+    items_file.write_text(PHASE1_HEADER + f"{first},{poems[3]},{poems[2]},{poems[0]},{poems[1]},{poems[0]}\n", encoding="utf-8")
+    config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
+                                      "phase1_items": str(items_file)})
+    result = _run(config, ["poem_corpus", "poem_illustrations", "recognizability_items"])
+    _ok(result)
+    assert "| items: supplied | 1 |" in _metadata(result, "recognizability_items")["counts"]
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    rows = {r[0]: r[1:] for r in _rows(wh, "SELECT item_id, options, correct_letter, method FROM poem_phase1_item")}
+    assert len(rows) == 24
+    assert rows[first] == ([poems[3], poems[2], poems[0], poems[1]], "C", "supplied:phase1.csv")
+    assert {method for item, (_, _, method) in rows.items() if item != first} == {DISTRACTOR_METHOD}
+    # A file with a bad row is rejected whole, naming the row; the run fails.
+    items_file.write_text(PHASE1_HEADER + f"{first},{poems[3]},{poems[2]},{poems[1]},{poems[1]},{poems[0]}\n", encoding="utf-8")
+    result = _run(config, ["recognizability_items"])
+    assert not result.success and "phase-1 items file phase1.csv: row 2" in _failures(result)
+    rejected = _rows(wh, "SELECT e.kind, r.reason_code, r.detail FROM rejection r JOIN entity e USING (entity_id)"
+                         " WHERE r.stage = 'recognizability_items'")
+    assert [r[:2] for r in rejected] == [("phase1_items_file", "malformed_phase1_items")] and "row 2" in rejected[0][2]
 
 
 # --- 4. malformed poem records -------------------------------------------------------------------------------

@@ -5,12 +5,12 @@
 CREATE OR REPLACE VIEW photocritique_selection_flow AS
 WITH post_steps(step, reason) AS (
     VALUES (1, 'malformed_id'), (2, 'not_found'), (3, 'post_deleted'), (4, 'post_removed'), (5, 'no_image'),
-           (6, 'image_unsupported'), (7, 'image_unavailable'), (8, 'too_few_words'),
-           (9, 'too_few_qualifying_comments'), (10, 'kept')
+           (6, 'image_unsupported'), (7, 'image_not_local'), (8, 'image_unavailable'), (9, 'too_few_words'),
+           (10, 'too_few_qualifying_comments'), (11, 'kept')
 ), comment_steps(step, reason) AS (
     VALUES (1, 'comment_deleted'), (2, 'comment_removed'), (3, 'not_top_level'), (4, 'moderator_notice'),
-           (5, 'by_submitter'), (6, 'too_few_words'), (7, 'duplicate_comment'), (8, 'post_excluded'),
-           (9, 'not_in_top_3'), (10, 'reference')
+           (5, 'author_deleted'), (6, 'by_submitter'), (7, 'too_few_words'), (8, 'duplicate_comment'),
+           (9, 'post_excluded'), (10, 'not_in_top_3'), (11, 'reference')
 ), post_counts AS (
     SELECT coalesce(reason_code, 'kept') AS reason, count(*) AS n FROM photocritique_post_decision GROUP BY ALL
     UNION ALL

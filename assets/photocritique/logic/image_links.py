@@ -231,8 +231,10 @@ def locate(
     local_dir: str | Path | None = None,
     name_pattern: str = DEFAULT_NAME_PATTERN,
     rewrite: Mapping[str, str] | None = None,
-) -> str:
-    """What the image pool should fetch for one candidate: a local file, a mirror URL or path, or the URL itself.
+    network: bool = True,
+) -> str | None:
+    """What the image pool should fetch for one candidate: a local file, a mirror URL or path, or the URL itself;
+    None when only the network could supply it and ``network`` is off (a local folder the user made authoritative).
 
     ``name_pattern`` is a glob over file names in ``local_dir`` with ``{post_id}`` and ``{position}`` filled in;
     the first match in name order wins. ``rewrite`` maps URL prefixes to a mirror URL or a local folder; the first
@@ -247,8 +249,10 @@ def locate(
             continue
         rest = url[len(prefix) :]
         if _is_url(replacement):
-            return replacement + rest
+            if network:
+                return replacement + rest
+            continue
         path = _under_folder(replacement, rest)
         if path is not None:
             return path
-    return url
+    return url if network else None

@@ -20,31 +20,37 @@ POST_DELETED = "post_deleted"
 POST_REMOVED = "post_removed"
 NO_IMAGE = "no_image"
 IMAGE_UNSUPPORTED = "image_unsupported"
+IMAGE_NOT_LOCAL = "image_not_local"
 IMAGE_UNAVAILABLE = "image_unavailable"
 POST_TOO_FEW_WORDS = "too_few_words"
 TOO_FEW_QUALIFYING_COMMENTS = "too_few_qualifying_comments"
-POST_REASONS = (POST_DELETED, POST_REMOVED, NO_IMAGE, IMAGE_UNSUPPORTED, IMAGE_UNAVAILABLE, POST_TOO_FEW_WORDS,
-                TOO_FEW_QUALIFYING_COMMENTS)
-IMAGE_REASONS = frozenset({NO_IMAGE, IMAGE_UNSUPPORTED, IMAGE_UNAVAILABLE})
+POST_REASONS = (POST_DELETED, POST_REMOVED, NO_IMAGE, IMAGE_UNSUPPORTED, IMAGE_NOT_LOCAL, IMAGE_UNAVAILABLE,
+                POST_TOO_FEW_WORDS, TOO_FEW_QUALIFYING_COMMENTS)
+IMAGE_REASONS = frozenset({NO_IMAGE, IMAGE_UNSUPPORTED, IMAGE_NOT_LOCAL, IMAGE_UNAVAILABLE})
 
 # Comment reasons, in the order they are checked (the last two apply to qualifying comments).
 COMMENT_DELETED = "comment_deleted"
 COMMENT_REMOVED = "comment_removed"
 NOT_TOP_LEVEL = "not_top_level"
 MODERATOR_NOTICE = "moderator_notice"
+AUTHOR_DELETED = "author_deleted"
 BY_SUBMITTER = "by_submitter"
 COMMENT_TOO_FEW_WORDS = "too_few_words"
 DUPLICATE_COMMENT = "duplicate_comment"
 NOT_IN_TOP_3 = "not_in_top_3"
 POST_EXCLUDED = "post_excluded"
-COMMENT_REASONS = (COMMENT_DELETED, COMMENT_REMOVED, NOT_TOP_LEVEL, MODERATOR_NOTICE, BY_SUBMITTER, COMMENT_TOO_FEW_WORDS,
-                   DUPLICATE_COMMENT, NOT_IN_TOP_3, POST_EXCLUDED)
+COMMENT_REASONS = (COMMENT_DELETED, COMMENT_REMOVED, NOT_TOP_LEVEL, MODERATOR_NOTICE, AUTHOR_DELETED, BY_SUBMITTER,
+                   COMMENT_TOO_FEW_WORDS, DUPLICATE_COMMENT, NOT_IN_TOP_3, POST_EXCLUDED)
 
 KEPT = "kept"
 EXCLUDED = "excluded"
 REFERENCE = "reference"
 
 MODERATOR_ROLES = frozenset({"moderator", "admin"})
+PLACEHOLDER_BODIES = frozenset({"[deleted]", "[removed]"})
+# Values of the two judgement calls the paper does not make (README: the photocritique rule table).
+DELETED_AUTHOR_EXCLUDE, DELETED_AUTHOR_KEEP = "exclude", "keep"
+NULL_SCORE_ZERO, NULL_SCORE_LAST = "zero", "last"
 DEFAULT_BOT_BOILERPLATE = (
     r"\bI(?: am|'m|’m) a bot\b",
     r"\bthis action was performed automatically\b",
@@ -57,10 +63,25 @@ _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 
 @dataclass(frozen=True)
 class FilterParams:
+    """The rule settings. The defaults are the paper's reading (section 3): a post is judged by its three rules
+    only, whether or not it was removed (``exclude_removed_posts`` restores an exclusion the paper does not make);
+    a comment with no known author cannot be shown not to be the submitter's (``deleted_author_comments`` "keep"
+    lets it qualify); a comment with no score ranks as score 0 (``null_score`` "last" ranks it below every scored
+    comment)."""
+
     min_post_words: int = 10
     min_comment_words: int = 5
     references_per_post: int = 3
     bot_boilerplate: tuple[str, ...] = DEFAULT_BOT_BOILERPLATE  # regexes, matched case-insensitively
+    exclude_removed_posts: bool = False
+    deleted_author_comments: str = DELETED_AUTHOR_EXCLUDE  # exclude | keep
+    null_score: str = NULL_SCORE_ZERO  # zero | last
+
+    def __post_init__(self) -> None:
+        if self.deleted_author_comments not in (DELETED_AUTHOR_EXCLUDE, DELETED_AUTHOR_KEEP):
+            raise ValueError(f"deleted_author_comments must be exclude or keep, not {self.deleted_author_comments!r}")
+        if self.null_score not in (NULL_SCORE_ZERO, NULL_SCORE_LAST):
+            raise ValueError(f"null_score must be zero or last, not {self.null_score!r}")
 
 
 @dataclass(frozen=True)
@@ -69,7 +90,7 @@ class PostDecision:
     status: str  # kept | excluded
     reason_code: str | None  # None when kept
     detail: str
-    n_words: int  # words in title + "\n" + body
+    n_words: int  # words in title and body (``post_words``)
     n_comments: int  # comments considered
     n_qualifying: int
 
@@ -98,9 +119,11 @@ def normalize_for_duplicates(text: str) -> str:
     return " ".join(html.unescape(text).casefold().split())
 
 
-def rank_key(comment: Comment) -> tuple[bool, int, int, int]:
-    """Reference order: score descending (unknown score last), then earlier comment, then smaller id."""
-    return (comment.score is None, -(comment.score or 0), comment.created_utc, int(comment.comment_id, 36))
+def rank_key(comment: Comment, null_score: str = NULL_SCORE_ZERO) -> tuple[bool, int, int, int]:
+    """Reference order: score descending, then earlier comment, then smaller id. An unknown score is 0 (an archive
+    that scanned the comment before anyone voted saw no votes), or, with ``null_score`` "last", below every score."""
+    unknown_last = comment.score is None and null_score == NULL_SCORE_LAST
+    return (unknown_last, -(comment.score or 0), comment.created_utc, int(comment.comment_id, 36))
 
 
 def _age_key(comment: Comment) -> tuple[int, int]:
@@ -136,6 +159,8 @@ def _early_exclusion(comment: Comment, post: Post, n_words: int, params: FilterP
     notice = _moderator_notice(comment, params)
     if notice:
         return MODERATOR_NOTICE, notice
+    if comment.author_hash is None and params.deleted_author_comments == DELETED_AUTHOR_EXCLUDE:
+        return AUTHOR_DELETED, "author is [deleted], [removed] or missing: cannot be shown not to be the submitter"
     if comment.author_hash is not None and comment.author_hash == post.author_hash:
         return BY_SUBMITTER, "written by the submitter"
     if n_words < params.min_comment_words:
@@ -143,11 +168,17 @@ def _early_exclusion(comment: Comment, post: Post, n_words: int, params: FilterP
     return None
 
 
+def post_words(post: Post) -> int:
+    """Words of title and body; a ``[deleted]``/``[removed]`` placeholder body is no text of the submitter's."""
+    body = "" if post.body.strip() in PLACEHOLDER_BODIES else post.body
+    return count_words(post.title + "\n" + body)
+
+
 def _post_exclusion(post: Post, image_problem: tuple[str, str] | None, n_words: int, n_qualifying: int,
                     params: FilterParams) -> tuple[str, str] | None:
-    if post.removed_state == "deleted":
+    if params.exclude_removed_posts and post.removed_state == "deleted":
         return POST_DELETED, "post was deleted by its author"
-    if post.removed_state == "removed":
+    if params.exclude_removed_posts and post.removed_state == "removed":
         return POST_REMOVED, "post was removed"
     if image_problem is not None:
         return image_problem
@@ -167,7 +198,7 @@ def select_references(
     """Decide one post and all of its comments; the result does not depend on the order comments arrive in.
 
     ``image_problem`` is None when the post's image is in the pool, else (no_image | image_unsupported |
-    image_unavailable, detail). Comment decisions come back oldest first.
+    image_not_local | image_unavailable, detail). Comment decisions come back oldest first.
     """
     if image_problem is not None and image_problem[0] not in IMAGE_REASONS:
         raise ValueError(f"unknown image problem {image_problem[0]!r}")
@@ -196,9 +227,10 @@ def select_references(
                 comment.comment_id, post.post_id, EXCLUDED, exclusion[0], exclusion[1], None, n_words
             )
 
-    post_words = count_words(post.title + "\n" + post.body)
-    post_exclusion = _post_exclusion(post, image_problem, post_words, len(qualifying), params)
-    for rank, comment in enumerate(sorted(qualifying, key=rank_key), start=1):
+    n_post_words = post_words(post)
+    post_exclusion = _post_exclusion(post, image_problem, n_post_words, len(qualifying), params)
+    ranked = sorted(qualifying, key=lambda comment: rank_key(comment, params.null_score))
+    for rank, comment in enumerate(ranked, start=1):
         n_words = n_words_of[comment.comment_id]
         if post_exclusion is not None:
             decision = CommentDecision(comment.comment_id, post.post_id, EXCLUDED, POST_EXCLUDED,
@@ -215,7 +247,7 @@ def select_references(
         status=KEPT if post_exclusion is None else EXCLUDED,
         reason_code=None if post_exclusion is None else post_exclusion[0],
         detail="kept" if post_exclusion is None else post_exclusion[1],
-        n_words=post_words,
+        n_words=n_post_words,
         n_comments=len(ordered),
         n_qualifying=len(qualifying),
     )

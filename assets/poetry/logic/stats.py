@@ -114,13 +114,15 @@ def within_one_agreement(kept: Iterable[SurveyResponse]) -> dict[str, Agreement]
     """Per dimension, the share of rater pairs on the same image whose answers are at most one level apart.
 
     Pairs are all pairs of raters of an image with at least two raters, counted only where both judged the
-    dimension applicable (as the scoring leaves N/A out). Levels are the dimension's ordinal scale
+    dimension applicable (as the scoring leaves N/A out; a dimension the export does not ask, such as an
+    absent text-integrity column, has no pairs). Levels are the dimension's ordinal scale
     (``Dimension.level``: options with equal scores share a level). On a binary dimension (text integrity) one
     level apart is the whole scale, so "within one" would always hold; there agreement means the same answer.
     """
     levels: dict[str, list[tuple[int | None, ...]]] = defaultdict(list)
     for response in kept:
-        levels[response.item_id].append(tuple(dimension(k).level(response.answers[k]) for k in DIMENSION_KEYS))
+        levels[response.item_id].append(tuple(dimension(k).level(response.answers[k]) if k in response.answers else None
+                                              for k in DIMENSION_KEYS))
     pairs = dict.fromkeys(DIMENSION_KEYS, 0)
     agreeing = dict.fromkeys(DIMENSION_KEYS, 0)
     tolerance = {k: (0 if dimension(k).binary else 1) for k in DIMENSION_KEYS}

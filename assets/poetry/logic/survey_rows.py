@@ -3,8 +3,9 @@
 After TangPoetryBench (section 3, appendix D): each annotator sees one image, first picks which of four poems it
 illustrates (phase 1, recognizability), then, with the true poem shown, answers the ten rubric questions of
 ``assets/poetry/logic/rubric.py`` with the option letters of the survey (phase 2). Quality control drops responses
-answered too fast, annotators who gave the same answers to everything, annotators whose phase-1 picks are too
-rarely right, and responses whose holistic answer contradicts their own dimension answers.
+answered too fast, annotators who answer too fast as a rule, annotators who gave the same answers to everything,
+annotators whose phase-1 picks are too rarely right, and responses whose holistic answer contradicts their own
+dimension answers. The text-integrity column is optional: its final label comes from OCR or adjudication.
 
 Unlike review sheets, a survey export is not read all-or-nothing: thousands of independent people filled it in,
 so one bad row says nothing about the others. ``survey_row`` checks one row on its own (its response, or every
@@ -17,19 +18,24 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from assets.core.logic import sheets
-from assets.poetry.logic.rubric import DIMENSION_KEYS, HOLISTIC, RubricError, dimension
+from assets.poetry.logic.rubric import DIMENSION_KEYS, HOLISTIC, TEXT_INTEGRITY, RubricError, dimension
 from warehouse.ids import digest_of, entity_id
 
 PHASE1_LETTERS = ("A", "B", "C", "D")
 GROUPS = ("expert", "crowd")
-SURVEY_COLUMNS = ("annotator_id", "item_id", "phase1_choice", *DIMENSION_KEYS, "seconds")
+# The people's own rubric answers: the dimensions the constant-answer screen compares. Text integrity is left out,
+# since an export may fill its column from OCR or adjudication rather than from the annotator.
+RATED_DIMENSIONS = tuple(k for k in DIMENSION_KEYS if k != TEXT_INTEGRITY)
+SURVEY_COLUMNS = ("annotator_id", "item_id", "phase1_choice", *RATED_DIMENSIONS, "seconds")
 GROUP_COLUMN = "annotator_group"  # optional
+TEXT_COLUMN = TEXT_INTEGRITY       # optional: the final text label comes from OCR or adjudication
 IMAGE_COLUMN = "image_sha256"      # optional: the image the annotator saw, passed through from the item sheet
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -46,6 +52,7 @@ INVALID_IMAGE = "invalid_image_sha256"   # image_sha256 is given but is not a sh
 
 # Quality-control reason codes.
 TOO_FAST = "too_fast"
+TOO_FAST_ANNOTATOR = "too_fast_annotator"
 HOLISTIC_INCONSISTENT = "holistic_inconsistent"
 STALE_IMAGE = "stale_image"              # the response rates an image the item no longer shows (it was regenerated)
 CONSTANT_ANSWERS = "constant_answers"
@@ -71,7 +78,7 @@ class SurveyResponse:
     item_id: str
     phase1_choice: str          # upper-case letter A-D
     phase1_correct: bool
-    answers: dict[str, str]     # dimension key -> lower-case option letter, all ten dimensions
+    answers: dict[str, str]     # dimension key -> lower-case option letter; text_integrity only when the export has it
     seconds: float
     annotator_group: str | None  # expert | crowd | None when the export does not say
     image_sha256: str | None = None  # the image rated, when the export passes the item sheet's column through
@@ -141,7 +148,8 @@ class SurveySheet:
 
 
 def read_survey_rows(stream: TextIO, sheet: str) -> SurveySheet:
-    """The rows of a survey export (see SURVEY_COLUMNS, optional ``annotator_group`` and ``image_sha256``).
+    """The rows of a survey export (see SURVEY_COLUMNS, optional ``text_integrity``, ``annotator_group`` and
+    ``image_sha256``).
 
     A missing column raises SurveyError at once (no row can be read without it). A second row for the same
     (annotator, item) carries the first one's number, whichever of the two is otherwise fine: the export does
@@ -178,6 +186,8 @@ def survey_row(row: int, cells: Mapping[str, str], answer_key: Mapping[str, str]
         found.append((INVALID_PHASE1, f"phase1_choice {cells['phase1_choice']!r} is not one of {', '.join(PHASE1_LETTERS)}"))
     answers: dict[str, str] = {}
     for dim_key in DIMENSION_KEYS:
+        if dim_key not in cells:  # the optional text-integrity column
+            continue
         letter = cells[dim_key].lower()
         if not letter:
             found.append((MISSING_VALUE, f"{dim_key} is empty"))
@@ -246,8 +256,11 @@ class QcParams:
 
     - ``min_seconds`` (15.0): a response answered faster than this cannot have read the poem and ten questions;
       the response is dropped (``too_fast``).
-    - ``constant_min_responses`` (4): an annotator with at least this many responses who gave the same ten letters,
-      dimension by dimension, in every one of them is not looking at the images (``constant_answers``). Fewer
+    - ``min_median_seconds`` (20.0): an annotator whose median response time is below this skims as a rule, even
+      when no single response is under ``min_seconds``; the annotator is excluded (``too_fast_annotator``).
+    - ``constant_min_responses`` (4): an annotator with at least this many responses who gave the same letters on
+      every rated dimension (``RATED_DIMENSIONS``: text integrity may be filled from OCR or adjudication, so it is
+      not compared) in every one of them is not looking at the images (``constant_answers``). Fewer
       responses than this can agree by chance (several good images in a row).
     - ``phase1_min_accuracy`` (0.5) with ``phase1_min_items`` (4): an annotator with at least that many responses
       whose phase-1 picks are right less often than the floor is excluded (``low_phase1_accuracy``); picking at
@@ -258,6 +271,7 @@ class QcParams:
     """
 
     min_seconds: float = 15.0
+    min_median_seconds: float = 20.0
     constant_min_responses: int = 4
     phase1_min_accuracy: float = 0.5
     phase1_min_items: int = 4
@@ -266,6 +280,8 @@ class QcParams:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.min_seconds) and self.min_seconds >= 0):
             raise ValueError(f"min_seconds must be a number >= 0, not {self.min_seconds!r}")
+        if not (math.isfinite(self.min_median_seconds) and self.min_median_seconds >= 0):
+            raise ValueError(f"min_median_seconds must be a number >= 0, not {self.min_median_seconds!r}")
         if self.constant_min_responses < 2:
             raise ValueError(f"constant_min_responses must be >= 2, not {self.constant_min_responses!r}")
         if not 0 <= self.phase1_min_accuracy <= 1:
@@ -276,7 +292,8 @@ class QcParams:
             raise ValueError(f"max_holistic_gap must be in [0, 1], not {self.max_holistic_gap!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"min_seconds": self.min_seconds, "constant_min_responses": self.constant_min_responses,
+        return {"min_seconds": self.min_seconds, "min_median_seconds": self.min_median_seconds,
+                "constant_min_responses": self.constant_min_responses,
                 "phase1_min_accuracy": self.phase1_min_accuracy, "phase1_min_items": self.phase1_min_items,
                 "max_holistic_gap": self.max_holistic_gap}
 
@@ -316,7 +333,8 @@ def quality_control(responses: Iterable[SurveyResponse], params: QcParams | None
                     current_images: Mapping[str, str] | None = None) -> QcResult:
     """Keep the responses that pass every check; record one exclusion per dropped response and per annotator.
 
-    Annotator checks (constant answers, phase-1 accuracy) run over all of an annotator's responses, fast or not;
+    Annotator checks (median response time, constant answers, phase-1 accuracy) run over all of an annotator's
+    responses, fast or not;
     an excluded annotator's responses are each dropped as ``annotator_excluded`` naming the annotator's reason.
     Otherwise a response is dropped for the first of ``stale_image``, ``too_fast``, ``holistic_inconsistent`` it
     fails (the detail mentions the others too). ``stale_image``: the response names the image it rated
@@ -356,10 +374,15 @@ def quality_control(responses: Iterable[SurveyResponse], params: QcParams | None
 def _annotator_findings(mine: list[SurveyResponse], params: QcParams) -> list[tuple[str, str]]:
     findings: list[tuple[str, str]] = []
     n = len(mine)
+    median = statistics.median(r.seconds for r in mine)
+    if median < params.min_median_seconds:
+        findings.append((TOO_FAST_ANNOTATOR, f"median response time {median} s over {n} responses"
+                                             f" < {params.min_median_seconds} s"))
     if n >= params.constant_min_responses:
-        first = tuple(mine[0].answers.get(k) for k in DIMENSION_KEYS)
-        if all(tuple(r.answers.get(k) for k in DIMENSION_KEYS) == first for r in mine[1:]):
-            findings.append((CONSTANT_ANSWERS, f"the same ten answers ({''.join(str(a) for a in first)}) in all {n} responses"))
+        first = tuple(mine[0].answers.get(k) for k in RATED_DIMENSIONS)
+        if all(tuple(r.answers.get(k) for k in RATED_DIMENSIONS) == first for r in mine[1:]):
+            findings.append((CONSTANT_ANSWERS, f"the same answers on the {len(RATED_DIMENSIONS)} rated dimensions"
+                                               f" ({''.join(str(a) for a in first)}) in all {n} responses"))
     if n >= params.phase1_min_items:
         correct = sum(r.phase1_correct for r in mine)
         accuracy = correct / n

@@ -145,6 +145,20 @@ def test_locate_rewrites_prefixes_to_mirrors_and_folders(tmp_path):
     assert locate("https://i.redd.it/abc.jpg", "p1", 0, tmp_path, rewrite=rewrite) == os.path.join(tmp_path, "p1.jpg")
 
 
+def test_without_network_only_local_places_are_offered(tmp_path):
+    """An authoritative local folder: a file there, or under a url_rewrite folder, and never a URL or mirror URL."""
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "p1.jpg").write_bytes(b"x")
+    rewrite = {"https://i.redd.it/": "http://127.0.0.1:9/mirror/", "https://i.imgur.com/": str(tmp_path / "imgur")}
+    local = tmp_path / "local"
+    assert locate("https://i.redd.it/a.jpg", "p1", 0, local, rewrite=rewrite, network=False) == str(local / "p1.jpg")
+    assert locate("https://i.redd.it/a.jpg", "p2", 0, local, rewrite=rewrite, network=False) is None
+    assert locate("https://i.redd.it/a.jpg", "p2", 0, local, rewrite=rewrite) == "http://127.0.0.1:9/mirror/a.jpg"
+    assert locate("https://example.org/a.jpg", "p2", 0, local, network=False) is None
+    assert locate("https://i.imgur.com/b.jpg", "p2", 0, local, rewrite=rewrite, network=False) == os.path.join(
+        tmp_path, "imgur", "b.jpg")
+
+
 @pytest.mark.parametrize(
     "fields",
     [{"url": "http://[not-closed/x.jpg"}, {"is_gallery": True, "gallery_data": {"items": 5}}],

@@ -96,18 +96,30 @@ def test_output_does_not_depend_on_input_order():
         assert select_references(post, shuffled, None) == expected
 
 
-def test_rank_key_puts_unknown_scores_last():
-    ordered = sorted([make_comment("b", score=None), make_comment("a", score=-5), make_comment("c", score=0)], key=rank_key)
-    assert [c.comment_id for c in ordered] == ["c", "a", "b"]
+def test_rank_key_ranks_an_unknown_score_as_zero_or_with_null_score_last():
+    comments = [make_comment("b", score=None, created=1000), make_comment("a", score=-5), make_comment("c", score=0),
+                make_comment("d", score=2)]
+    assert [c.comment_id for c in sorted(comments, key=rank_key)] == ["d", "b", "c", "a"]  # b: 0, and earlier than c
+    last = sorted(comments, key=lambda c: rank_key(c, "last"))
+    assert [c.comment_id for c in last] == ["d", "c", "a", "b"]
+
+
+def test_a_comment_without_a_score_outranks_a_downvoted_one_unless_null_score_is_last():
+    comments = [make_comment("q1", score=4), make_comment("q2", body=f"{GOOD} Two.", score=3),
+                make_comment("q3", body=f"{GOOD} Three.", score=None), make_comment("q4", body=f"{GOOD} Four.", score=-2)]
+    _, decisions = select_references(make_post(), comments, None)
+    assert {c: d.rank for c, d in by_id(decisions).items()} == {"q1": 1, "q2": 2, "q3": 3, "q4": None}
+    _, decisions = select_references(make_post(), comments, None, FilterParams(null_score="last"))
+    assert {c: d.rank for c, d in by_id(decisions).items()} == {"q1": 1, "q2": 2, "q3": None, "q4": 3}
 
 
 @pytest.mark.parametrize(
     ("post_fields", "image_problem", "reason"),
     [
-        ({"selftext": "[deleted]"}, None, "post_deleted"),
-        ({"removed_by_category": "moderator"}, ("no_image", "x"), "post_removed"),
         ({}, ("no_image", "self post without an image"), "no_image"),
+        ({"removed_by_category": "moderator"}, ("no_image", "x"), "no_image"),
         ({}, ("image_unsupported", "imgur album"), "image_unsupported"),
+        ({}, ("image_not_local", "not in images_by_post"), "image_not_local"),
         ({}, ("image_unavailable", "removed_image_placeholder"), "image_unavailable"),
         ({"title": "Thoughts?", "selftext": "Shot on a phone, be honest."}, None, "too_few_words"),  # 8 words
     ],
@@ -153,3 +165,54 @@ def test_custom_params_and_caller_errors():
     with pytest.raises(ValueError):
         select_references(make_post(), [], ("http_status", "404"))
     assert cf.POST_REASONS[0] == "post_deleted" and cf.COMMENT_REASONS[-1] == "post_excluded"
+
+
+@pytest.mark.parametrize(
+    ("post_fields", "reason"),
+    [
+        ({"selftext": "[deleted]", "author": "[deleted]"}, "post_deleted"),
+        ({"removed_by_category": "deleted"}, "post_deleted"),
+        ({"selftext": "[removed]"}, "post_removed"),
+        ({"removed_by_category": "moderator"}, "post_removed"),
+    ],
+)
+def test_a_removed_post_is_judged_by_the_three_rules_unless_exclude_removed_posts(post_fields, reason):
+    post = make_post(title="Evening portrait of my grandfather in the garden at dusk", **post_fields)  # 10 words
+    comments = [make_comment(f"q{i}", body=f"{GOOD} Number {i}.", score=i) for i in range(3)]
+    decision, decisions = select_references(post, comments, None)
+    assert decision.status == "kept" and sorted(d.rank for d in decisions) == [1, 2, 3]
+    decision, decisions = select_references(post, comments, None, FilterParams(exclude_removed_posts=True))
+    assert decision.reason_code == reason and {d.reason_code for d in decisions} == {"post_excluded"}
+
+
+def test_a_placeholder_body_holds_no_words():
+    post = make_post(title="One two three four five six seven eight nine", selftext="[removed]")
+    comments = [make_comment(f"q{i}", body=f"{GOOD} Number {i}.") for i in range(3)]
+    decision, _ = select_references(post, comments, None)
+    assert (decision.reason_code, decision.n_words) == ("too_few_words", 9)
+    decision, _ = select_references(make_post(title=post.title, selftext="removed"), comments, None)
+    assert (decision.status, decision.n_words) == ("kept", 10)  # the same word written by the submitter counts
+
+
+@pytest.mark.parametrize("author", ["[deleted]", "[removed]", None])
+def test_a_comment_without_a_known_author_does_not_qualify_unless_deleted_author_comments_keep(author):
+    comments = [make_comment("q1", score=9, author=author), make_comment("q2", body=f"{GOOD} Two.", score=3),
+                make_comment("q3", body=f"{GOOD} Three.", score=2), make_comment("q4", body=f"{GOOD} Four.", score=1)]
+    decision, decisions = select_references(make_post(), comments, None)
+    got = by_id(decisions)
+    assert got["q1"].reason_code == "author_deleted" and "submitter" in got["q1"].detail
+    assert [got[c].rank for c in ("q2", "q3", "q4")] == [1, 2, 3] and decision.n_qualifying == 3
+    _, decisions = select_references(make_post(), comments, None, FilterParams(deleted_author_comments="keep"))
+    assert by_id(decisions)["q1"].rank == 1
+
+
+def test_a_deleted_comment_keeps_its_own_reason_before_the_author_rule():
+    _, decisions = select_references(make_post(), [make_comment("q1", body="[deleted]", author="[deleted]")], None)
+    assert decisions[0].reason_code == "comment_deleted"
+
+
+def test_unknown_option_values_are_refused():
+    with pytest.raises(ValueError, match="deleted_author_comments"):
+        FilterParams(deleted_author_comments="drop")
+    with pytest.raises(ValueError, match="null_score"):
+        FilterParams(null_score="first")

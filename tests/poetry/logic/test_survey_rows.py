@@ -16,6 +16,7 @@ from assets.poetry.logic.survey_rows import (
     LOW_PHASE1_ACCURACY,
     MISSING_VALUE,
     TOO_FAST,
+    TOO_FAST_ANNOTATOR,
     UNKNOWN_ITEM,
     Exclusion,
     QcParams,
@@ -220,7 +221,7 @@ def test_quality_control_on_the_fixture():
         ("c4", "p1@gpt")]
     annotators = [e for e in qc.exclusions if e.level == "annotator"]
     assert annotators == [
-        Exclusion("annotator", "c2", CONSTANT_ANSWERS, "the same ten answers (aaaaaaaaaa) in all 4 responses"),
+        Exclusion("annotator", "c2", CONSTANT_ANSWERS, "the same answers on the 9 rated dimensions (aaaaaaaaa) in all 4 responses"),
         Exclusion("annotator", "c3", LOW_PHASE1_ACCURACY, "phase-1 accuracy 0.250 (1/4) < 0.5"),
     ]
     responses = [e for e in qc.exclusions if e.level == "response"]
@@ -237,7 +238,7 @@ def test_quality_control_on_the_fixture():
     assert len(qc.kept) + len(responses) == 17
     assert len({e.subject for e in responses} | {r.response_id for r in qc.kept}) == 17
     assert qc.as_dict()["exclusions"][0] == {"level": "annotator", "subject": "c2", "reason_code": CONSTANT_ANSWERS,
-                                             "detail": "the same ten answers (aaaaaaaaaa) in all 4 responses"}
+                                             "detail": "the same answers on the 9 rated dimensions (aaaaaaaaa) in all 4 responses"}
 
 
 def _response(annotator, item, letters="aaaaaaaaaa", seconds=30.0, correct=True):
@@ -258,12 +259,50 @@ def test_constant_and_accuracy_checks_need_enough_responses():
 
 
 def test_too_fast_comes_first_and_the_detail_names_both_reasons():
+    per_response = QcParams(min_median_seconds=0)  # the annotator-level screen is tested on its own below
     both = _response("x", "i", letters="cccbcccdea", seconds=3.5)
-    qc = quality_control([both])
+    qc = quality_control([both], per_response)
     assert qc.kept == [] and qc.exclusions[0].reason_code == TOO_FAST
     assert qc.exclusions[0].detail.startswith("3.5 s < 15.0 s; overall impression 1.0")
     # exactly the floor is not too fast
-    assert quality_control([_response("x", "i", seconds=15.0)]).exclusions == []
+    assert quality_control([_response("x", "i", seconds=15.0)], per_response).exclusions == []
+
+
+def test_an_annotator_whose_median_time_is_below_min_median_seconds_is_excluded():
+    # 16, 18 and 40 s: no single response under min_seconds (15), but the median, 18 s, is under 20 s.
+    mine = [_response("x", f"i{n}", letters="aaaaaaaa" + "ab"[n % 2] + "a", seconds=s) for n, s in enumerate((16.0, 18.0, 40.0))]
+    qc = quality_control(mine)
+    assert qc.kept == [] and qc.exclusions[0] == Exclusion(
+        "annotator", "x", TOO_FAST_ANNOTATOR, "median response time 18.0 s over 3 responses < 20.0 s")
+    assert {e.detail for e in qc.exclusions[1:]} == {"annotator 'x' excluded: too_fast_annotator"}
+    assert quality_control(mine, QcParams(min_median_seconds=18.0)).kept == mine  # 18 is not below 18
+    # both screens configurable at once: the per-response floor alone drops the 16 s response
+    qc = quality_control(mine, QcParams(min_seconds=17.0, min_median_seconds=0))
+    assert [e.reason_code for e in qc.exclusions] == [TOO_FAST] and len(qc.kept) == 2
+    with pytest.raises(ValueError, match="min_median_seconds"):
+        QcParams(min_median_seconds=float("nan"))
+
+
+def test_constant_answers_compare_the_rated_dimensions_not_the_text_integrity_column():
+    # The same nine rated answers each time; the text-integrity column differs, as an OCR-filled export would.
+    text = DIMENSION_KEYS.index("text_integrity")
+    letters = ["bbbbbbbbbb"[:text] + t + "bbbbbbbbbb"[text + 1:] for t in "abab"]
+    qc = quality_control([_response("x", f"i{n}", letters=letters[n]) for n in range(4)])
+    assert qc.exclusions[0].reason_code == CONSTANT_ANSWERS and qc.kept == []
+    # one rated dimension differing once is not constant
+    letters[3] = "c" + letters[3][1:]
+    assert quality_control([_response("x", f"i{n}", letters=letters[n]) for n in range(4)]).exclusions == []
+
+
+def test_text_integrity_column_is_optional():
+    text = DIMENSION_KEYS.index("text_integrity")
+    lines = [line.split(",") for line in FIXTURE.splitlines()]
+    without = "\n".join(",".join(cells[:3 + text] + cells[4 + text:]) for cells in lines) + "\n"
+    parsed = parse_survey(io.StringIO(without), "no_text.csv", ANSWER_KEY)
+    assert parsed.problems == [] and len(parsed.responses) == 17
+    assert all("text_integrity" not in r.answers and "text_integrity" not in r.scores() for r in parsed.responses)
+    qc = quality_control(parsed.responses)
+    assert [e.reason_code for e in qc.exclusions if e.level == "annotator"] == [CONSTANT_ANSWERS, LOW_PHASE1_ACCURACY]
 
 
 def test_holistic_gap_boundary_and_na_left_out():
