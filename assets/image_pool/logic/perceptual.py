@@ -340,7 +340,7 @@ class PerceptualParams:
     n_chunks: int = 4  # multi-index hashing chunks (4 x 16 bits suits 10^4..10^7 images)
     min_correlation: float = 0.80  # zero-mean normalised luminance correlation after alignment
     trim_fraction: float = 0.12  # share of worst-agreeing pixels ignored (overlays cover <= 10 %)
-    min_overlap: float = 0.60  # share of B's thumbnail that must land inside A (a 15 % crop keeps 0.72)
+    min_overlap: float = 0.60  # share of one frame that must lie inside the other (_shared; a 15 % crop keeps 0.72)
     min_chroma_cosine: float = 0.85  # cosine of aligned (Cb, Cr) fields; a hue turned by >= ~32 deg fails
     min_structure_correlation: float = 0.65  # aligned high-pass luminance (edges, small parts); look-alike layouts fail
     structure_trim_fraction: float = 0.05  # share of worst-agreeing high-pass pixels ignored (a logo's edges)
@@ -518,7 +518,18 @@ def _correlations(
     sampled, inside = _luma_onto(a, b, candidates)
     ncc = _trimmed_ncc(sampled, b.luma.reshape(1, -1), inside, params.trim_fraction)
     overlap = inside.mean(axis=1)
-    return np.where(overlap >= params.min_overlap, ncc, -1.0), overlap
+    shared = np.array([_shared(alignment, o, a, b) for alignment, o in zip(candidates, overlap.tolist())])
+    return np.where(shared >= params.min_overlap, ncc, -1.0), overlap
+
+
+def _shared(alignment: Alignment, overlap: float, a: PerceptualSignature, b: PerceptualSignature) -> float:
+    """The larger of B's share inside A and A's share inside B: how much of one frame the other shows.
+
+    Why the larger: a copy cut or turned from a picture lies wholly inside it whichever of the two was indexed
+    first, while the picture can lie mostly outside the copy (turned 12 degrees and zoomed to fill, a 2.5:1
+    frame keeps under half of itself). Two barely overlapping crops of one scene have both shares small.
+    """
+    return max(overlap, alignment.covered(overlap, a.aspect, b.aspect)[0])
 
 
 def verify_pair(a: PerceptualSignature, b: PerceptualSignature, seed: Alignment, params: PerceptualParams) -> Verdict:
@@ -584,7 +595,7 @@ def _phase_shifted(a: PerceptualSignature, b: PerceptualSignature, seed: Alignme
 
 def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, correlation: float, overlap: float, params: PerceptualParams) -> Verdict:
     """The tests after luminance at one alignment, cheapest first; NaN for those not reached."""
-    aligned = correlation >= params.min_correlation and overlap >= params.min_overlap
+    aligned = correlation >= params.min_correlation and _shared(alignment, overlap, a, b) >= params.min_overlap
     fields = chroma_fields(a, b, alignment, params) if aligned else None
     chroma = fields.cosine(params) if fields is not None else float("nan")
     coloured = fields is not None and chroma >= params.min_chroma_cosine and fields.recoloured_share(params) <= params.max_recoloured_share

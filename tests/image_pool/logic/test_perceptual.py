@@ -78,6 +78,18 @@ def test_flip_and_crop_are_found_by_their_dedicated_methods() -> None:
 
 
 @pytest.mark.parametrize("domain", sorted(RENDERERS))
+def test_a_turned_copy_of_a_wide_picture_is_found_when_it_was_indexed_first(domain: str) -> None:
+    """Turned 12 degrees and zoomed to fill, a 2.5:1 frame keeps under half of the original: B (the original)
+    then lies mostly outside A (the copy), while A lies wholly inside B; the overlap test takes the larger share."""
+    original = RENDERERS[domain](11, (560, 224))
+    copy = jpeg_roundtrip(synth.rotated(original, 12.0))
+    matcher: PerceptualMatcher[str] = PerceptualMatcher()
+    matches = list(matcher.match_new([("copy", compute_signature(copy)), ("original", compute_signature(original))]))
+    assert [(m.a, m.b) for m in matches] == [("copy", "original")]
+    assert matches[0].covered_b < PerceptualParams().min_overlap <= matches[0].covered_a
+
+
+@pytest.mark.parametrize("domain", sorted(RENDERERS))
 def test_recoloured_layout_does_not_match(domain: str) -> None:
     original = RENDERERS[domain](21, SIZE)
     assert match_pair(original, synth.recoloured(original, 4)) == []
