@@ -9,7 +9,11 @@ Images are taken best first (the representative rule below). An image with a ver
 more representatives joins the one it matches best (highest score); one whose links reach only
 members of clusters is verified directly against their representatives (``confirm``: the perceptual
 verification run on that pair, with retrieval radii wide enough for a pair already known to be
-related) and joins the first that passes; otherwise it starts a cluster of its own.
+related) and joins the first that passes; otherwise it starts a cluster of its own. It also starts its
+own when it matches an image not yet placed clearly better (``CLOSER_MARGIN``, scores of one method
+family) than the representative it would join: two distinct renders of one template match each other
+(correlation ~0.95) less well than each matches its own copies (~0.99), and the better of the two, taken
+first, would otherwise pull the other and all its copies into its cluster.
 
 Representative rule (documented in the README), first difference wins:
 
@@ -61,6 +65,9 @@ INSIDE = "inside"  # both in one cluster, neither its representative
 REFUSED = "refused"
 NOT_CLOSE_TO_REPRESENTATIVE = "not_close_to_representative"
 CLOSER_TO_OTHER_REPRESENTATIVE = "closer_to_other_representative"
+CLOSER_TO_ANOTHER_IMAGE = "closer_to_another_image"
+
+CLOSER_MARGIN = 0.02  # an image matching an unplaced image this much better than its representative starts its own cluster
 
 
 class UnionFind:
@@ -188,18 +195,28 @@ def derived_images(edges: Iterable[DuplicateEdge], by_image: dict[str, PoolCandi
     """
     derived: dict[str, str] = {}
     for edge in edges:
-        for this, that, shown, shows in ((edge.image_a, edge.image_b, edge.covered_a, edge.covered_b),
-                                         (edge.image_b, edge.image_a, edge.covered_b, edge.covered_a)):
-            # ``shown``: share of this frame the other shows; ``shows``: share of the other's frame this one shows
+        for this, that in ((edge.image_a, edge.image_b), (edge.image_b, edge.image_a)):
+            shown, shows = _covers(edge, this)
             if shown is None or shows is None:
                 continue
-            if shows <= SUB_FRAME_MAX_COVER and shown >= SUB_FRAME_MIN_COVER:
+            if _cut_from(edge, this):
                 if _sharper_though_enlarged(by_image.get(this), by_image.get(that), shows):
                     continue
                 derived.setdefault(this, f"shows {shows:.0%} of {that}'s frame")
             elif min(shown, shows) >= SAME_FRAME_MIN_COVER and _upscale_of(by_image.get(this), by_image.get(that)):
                 derived.setdefault(this, f"an upscale of {that} (more pixels, less fine detail)")
     return derived
+
+
+def _covers(edge: DuplicateEdge, this: str) -> tuple[float | None, float | None]:
+    """(share of this image's frame the other shows, share of the other's frame this image shows)."""
+    return (edge.covered_a, edge.covered_b) if this == edge.image_a else (edge.covered_b, edge.covered_a)
+
+
+def _cut_from(edge: DuplicateEdge, this: str) -> bool:
+    """Whether the link shows ``this`` to be a strict sub-frame of the other image (a crop, a rotation zoomed to fill)."""
+    shown, shows = _covers(edge, this)
+    return shown is not None and shows is not None and shows <= SUB_FRAME_MAX_COVER and shown >= SUB_FRAME_MIN_COVER
 
 
 def _sharper_though_enlarged(this: PoolCandidate | None, that: PoolCandidate | None, shows: float) -> bool:
@@ -307,7 +324,7 @@ def assign_clusters(
         key = {c.record_id: _rank(c, derived, edits, license_order) for image in images for c in records[image]}
         best_key = {image: min((key[c.record_id] for c in records[image]), key=_sort_key) for image in images}
         ranked = sorted(images, key=lambda image: _sort_key(best_key[image]))
-        centre_of, link_of = _stars(ranked, component_edges, confirm)
+        centre_of, link_of, held = _stars(ranked, component_edges, confirm)
         members_of: dict[str, list[str]] = defaultdict(list)
         for image in ranked:
             members_of[centre_of[image]].append(image)
@@ -333,12 +350,14 @@ def assign_clusters(
                     representative_record_id=representative.record_id, matched_image_id=matched, match_method=method,
                     match_distance=distance, domain=member.domain, representative_reason=reason if is_rep else None,
                     copy_evidence=derived.get(member.image_id)))
-        links.extend(_link_decisions(component_edges, link_of, centre_of, cluster_ids, {image: i for i, image in enumerate(ranked)}))
+        links.extend(_link_decisions(component_edges, link_of, centre_of, held, cluster_ids, {image: i for i, image in enumerate(ranked)}))
     return Clustering(assignments, links)
 
 
-def _stars(ranked: list[str], edges: list[DuplicateEdge], confirm: Confirm | None) -> tuple[dict[str, str], dict[str, DuplicateEdge]]:
-    """Each image's representative (``centre_of``) and, for members, the link to it, taking images best first."""
+def _stars(ranked: list[str], edges: list[DuplicateEdge], confirm: Confirm | None
+           ) -> tuple[dict[str, str], dict[str, DuplicateEdge], dict[str, DuplicateEdge]]:
+    """Each image's representative (``centre_of``), for members the link to it, and for images that started their
+    own cluster because they match an unplaced image better (``held``) that closer link; images best first."""
     neighbours: dict[str, list[DuplicateEdge]] = defaultdict(list)
     for edge in edges:
         neighbours[edge.image_a].append(edge)
@@ -346,26 +365,63 @@ def _stars(ranked: list[str], edges: list[DuplicateEdge], confirm: Confirm | Non
     order = {image: i for i, image in enumerate(ranked)}
     centre_of: dict[str, str] = {}
     link_of: dict[str, DuplicateEdge] = {}
+    held: dict[str, DuplicateEdge] = {}
     for image in ranked:
         direct = [e for e in neighbours[image] if centre_of.get(e.other(image)) == e.other(image)]
+        link = None
         if direct:
-            best = max(direct, key=lambda e: (e.score if e.score is not None else -e.distance, -order[e.other(image)]))
-            centre_of[image], link_of[image] = best.other(image), best
-            continue
-        reached = sorted({centre_of[e.other(image)] for e in neighbours[image] if e.other(image) in centre_of},
-                         key=order.__getitem__)
-        for centre in reached if confirm is not None else ():
-            confirmed = confirm(centre, image)
-            if confirmed is not None:
-                centre_of[image], link_of[image] = centre, confirmed
-                break
+            link = max(direct, key=lambda e: (_strength(e), -order[e.other(image)]))
+        elif confirm is not None:
+            reached = sorted({centre_of[e.other(image)] for e in neighbours[image] if e.other(image) in centre_of},
+                             key=order.__getitem__)
+            link = next((c for c in map(lambda centre: confirm(centre, image), reached) if c is not None), None)
+        closer = None if link is None else _closer_unplaced(image, link, neighbours, centre_of, confirm)
+        if link is not None and closer is None:
+            centre_of[image], link_of[image] = link.other(image), link
         else:
             centre_of[image] = image
-    return centre_of, link_of
+            if closer is not None:
+                held[image] = closer
+    return centre_of, link_of, held
+
+
+def _strength(edge: DuplicateEdge) -> float:
+    return edge.score if edge.score is not None else -edge.distance
+
+
+def _family(edge: DuplicateEdge) -> str:
+    """Scores compare within a method family (``perceptual:*`` correlations, CLIP cosines), not across."""
+    return edge.method.split(":")[0]
+
+
+def _closer_unplaced(image: str, link: DuplicateEdge, neighbours: dict[str, list[DuplicateEdge]], centre_of: dict[str, str],
+                     confirm: Confirm | None) -> DuplicateEdge | None:
+    """A link of ``image`` to a not yet placed image that both ends prefer, by ``CLOSER_MARGIN`` or more, to their
+    links with the representative ``image`` would join (``link``); None when there is none.
+
+    Both ends must prefer it: a copy can match a sibling copy better than its original when its own alignment
+    with the original was rougher, but that sibling then matches the original about as well. The unplaced
+    image's link with the representative is the evidence's, else ``confirm``'s, else absent (no match). An
+    unplaced image shown to be cut from the representative belongs to it whatever it matches better.
+    """
+    if link.score is None:
+        return None
+    centre = link.other(image)
+    rivals = sorted((e for e in neighbours[image] if e.other(image) not in centre_of and e.score is not None
+                     and _family(e) == _family(link) and e.score >= link.score + CLOSER_MARGIN), key=_strength, reverse=True)
+    for rival in rivals:
+        other = rival.other(image)
+        known = [e for e in neighbours[other] if e.other(other) == centre and _family(e) == _family(link)]
+        with_centre = max(known, key=_strength) if known else confirm(centre, other) if confirm is not None else None
+        if with_centre is not None and _cut_from(with_centre, other):
+            continue
+        if with_centre is None or with_centre.score is None or rival.score >= with_centre.score + CLOSER_MARGIN:
+            return rival
+    return None
 
 
 def _link_decisions(edges: list[DuplicateEdge], link_of: dict[str, DuplicateEdge], centre_of: dict[str, str],
-                    cluster_ids: dict[str, str], order: dict[str, int]) -> list[LinkDecision]:
+                    held: dict[str, DuplicateEdge], cluster_ids: dict[str, str], order: dict[str, int]) -> list[LinkDecision]:
     """Every evidence pair's fate, and the pairs ``confirm`` added."""
     decisions = []
     used = {id(edge) for edge in link_of.values()}
@@ -377,7 +433,13 @@ def _link_decisions(edges: list[DuplicateEdge], link_of: dict[str, DuplicateEdge
         else:
             centre_end = a if centre_of[a] == a else b if centre_of[b] == b else None
             member = edge.other(centre_end) if centre_end is not None else None
-            if member is not None and order[centre_end] < order[member]:
+            later = b if order[a] < order[b] else a
+            if centre_of[a] == a and centre_of[b] == b and later in held:
+                reason = CLOSER_TO_ANOTHER_IMAGE
+                closer = held[later]
+                detail = (f"{later} matches {closer.other(later)} better ({closer.score:.3f} against {edge.score:.3f})"
+                          " and started its own cluster")
+            elif member is not None and order[centre_end] < order[member]:
                 reason = CLOSER_TO_OTHER_REPRESENTATIVE
                 detail = f"{member} joined {centre_of[member]}, which it matches better than {centre_end}"
             else:
