@@ -28,6 +28,13 @@ Layout written under ``out``::
                             that keeps v4 and v5 ingesting to the same Design
     broken/<case>.json      one deliberately broken v5 record per kind of problem (+ broken/layers/ with an
                             undecodable "PNG"); the reason each must be rejected with is in expected.json
+    review/<annotator>.csv  three simulated annotators' returned review sheets for the sample run's first variant
+                            of every base design (perturbation seed 0, two variants, all twelve indicators, as
+                            config/sample.yaml builds): a flaw where an operation touched the indicator, and
+                            annotator "cy" dissenting on about a quarter of the items (still a 2-1 majority).
+                            The second variants get no votes, so their benchmark items show the unlabelled
+                            hold-out; the sheets name the run's review items by id, so the perturbation is
+                            replayed here with the pipeline's own functions
     designs.parquet         a Hugging-Face-style export (one row per design, written through DuckDB):
                             the first four v5 designs with type / font / text_align / group / format /
                             category as integer class labels whose names sit in the file's
@@ -50,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import csv
 import io
 import json
 import math
@@ -62,8 +70,14 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from assets.designs.ingest import design_entity_id
 from assets.designs.logic.design_model import Design, Element
-from assets.designs.logic.crello_records import V4, V5, V5_TYPE_LABELS, design_to_record
+from assets.designs.logic.crello_records import V4, V5, V5_TYPE_LABELS, design_json_names, design_to_record, read_design_file
+from assets.designs.logic.indicators import INDICATORS, indicators_affected
+from assets.designs.logic.perturb import perturb_design
+from assets.designs.logic.review_votes import SHEET_COLUMNS, review_item
+from assets.designs.perturbation import variant_seed
+from assets.designs.settings import PerturbConfig
 from warehouse.ids import digest_of
 
 SCHEMA_VERSION = 1
@@ -605,7 +619,7 @@ def write_design_parquet(path: Path, records: list[dict[str, Any]], image_bytes:
 def build_design_fixture(out: Path) -> dict[str, Any]:
     """Write the whole fixture under ``out`` (replacing an earlier one) and return expected.json's content."""
     out = Path(out)
-    for name in ("layers", "previews", "v4", "v5", "broken"):
+    for name in ("layers", "previews", "v4", "v5", "broken", "review"):
         shutil.rmtree(out / name, ignore_errors=True)
     for name in ("designs.parquet", "expected.json"):
         (out / name).unlink(missing_ok=True)
@@ -659,8 +673,46 @@ def build_design_fixture(out: Path) -> dict[str, Any]:
     for row, record in enumerate(parquet_records):
         rows[str(row)] = "layer_undecodable" if row == PARQUET_BROKEN_ROW else record["id"]
     expected["parquet"] = {"path": "designs.parquet", "rows": rows, "broken_rows": [PARQUET_BROKEN_ROW]}
+    expected["review"] = write_review_votes(out / "v5", out / "review")
     _write(out / "expected.json", _json_bytes(expected))
     return expected
+
+
+REVIEW_ANNOTATORS = ("ana", "ben", "cy")
+
+
+def write_review_votes(folder: Path, out: Path, perturb: PerturbConfig = PerturbConfig(), voted_variants: int = 1,
+                       review_round: str = "demo") -> dict[str, int]:
+    """Returned review sheets of simulated annotators for the designs of ``folder`` perturbed as ``perturb`` says
+    (the sample config's seed and variants), voting on every indicator of the first ``voted_variants`` variants.
+
+    Why: the benchmark's labels come from people, so the sample needs people's votes to show a benchmark at all.
+    The sheets name review items by id (the perturbed design's digest and the indicator), so the run's perturbation
+    is replayed: the designs read as ingestion reads them, the layer pool as the perturbation stage draws it."""
+    bases = [read.design for read in (read_design_file(folder / name) for name in design_json_names(folder)) if read.design]
+    pool = sorted({e.layer for d in bases for e in d.elements if e.type == "image" and e.layer})[:perturb.replacement_pool]
+    rows: dict[str, list[dict[str, str]]] = {name: [] for name in REVIEW_ANNOTATORS}
+    for base in bases:
+        base = Design.from_dict(json.loads(base.to_json()))
+        for variant in range(min(voted_variants, perturb.variants_per_design)):
+            result = perturb_design(base, variant_seed(perturb.seed, variant), perturb.settings(), pool)
+            design_id = design_entity_id(result.design.to_json())
+            touched = set(indicators_affected(result.operations))
+            for indicator in INDICATORS:
+                item = review_item(design_id, "-", indicator.id, indicator.definition)
+                dissent = int(digest_of(["sample-dissent", item.item_id])[:2], 16) < 64
+                for name in REVIEW_ANNOTATORS:
+                    flawed = (indicator.id in touched) != (name == "cy" and dissent)
+                    rows[name].append({"review_round": review_round, "item_id": item.item_id, "design_id": design_id,
+                                       "image": "", "indicator": indicator.id, "definition": "", "annotator": name,
+                                       "vote": "flawed" if flawed else "good", "comment": ""})
+    out.mkdir(parents=True, exist_ok=True)
+    for name, sheet in rows.items():
+        with (out / f"{name}.csv").open("w", encoding="utf-8", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(SHEET_COLUMNS), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(sheet)
+    return {"sheets": len(rows), "items": len(rows[REVIEW_ANNOTATORS[0]])}
 
 
 def main(argv: list[str] | None = None) -> None:

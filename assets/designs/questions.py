@@ -13,12 +13,12 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.designs.ingest import design_records
 from assets.designs.review import design_labels
 from assets.designs.settings import DesignSettings
-from assets.designs.store import drop_splits_of_other_seeds, replace_questions, write_splits
+from assets.designs.store import drop_questions_without_label, drop_splits_of_other_seeds, replace_questions, write_splits
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.designs.logic.indicators import indicator
 from assets.designs.logic.design_model import Design
 from assets.designs.logic.question_formats import QuestionInputError, build_questions, question_input_from_design
-from assets.designs.logic.splits import deal_splits
+from assets.designs.logic.splits import deal_source_splits, deal_splits, source_split_of
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.warehouse import WarehouseResource
@@ -27,32 +27,47 @@ from warehouse.ids import digest_of
 from warehouse.lineage import ActivityLog
 
 QUESTION_STAGE = "design_question"
+SPLIT_STAGE = "design_split"
+BEYOND_BENCHMARK_SIZE = "beyond_benchmark_size"
 
 
 @asset(
     metadata=writes("design_split"),
-    code_version="1",
+    code_version="2",
     deps=[design_records],
-    description="Every base design in the benchmark or the training set (seeded, by base design; the benchmark holds"
-    " benchmark_fraction of them, at least one and never all); its perturbed variants follow it.",
+    description="Every base design in the benchmark or the training set; its perturbed variants follow it. Crello's own"
+    " split where the source names it (test designs to the benchmark, up to benchmark_designs, seeded; train and"
+    " validation to training), else seeded by base design (benchmark_fraction, at least one and never all).",
 )
 def design_splits(context: AssetExecutionContext, warehouse: WarehouseResource, designs: DesignSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    params = {"seed": designs.split_seed, "benchmark_fraction": designs.benchmark_fraction}
+    params = {"seed": designs.split_seed, "benchmark_fraction": designs.benchmark_fraction,
+              "source_splits": designs.source_splits, "benchmark_designs": designs.benchmark_designs}
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
             drop_splits_of_other_seeds(log.con, designs.split_seed)
             dealt = dict(log.con.execute("SELECT base_design_id, split FROM design_split").fetchall())
-            bases = [r[0] for r in log.con.execute(
-                "SELECT design_id FROM design WHERE NOT is_perturbed AND design_id NOT IN (SELECT base_design_id FROM design_split)"
-                " ORDER BY design_id").fetchall()]
-            sides = deal_splits(dealt, bases, designs.split_seed, designs.benchmark_fraction)
-            rows = [{"base_design_id": b, "split": sides[b], "seed": designs.split_seed, "activity_id": log.activity_id}
-                    for b in bases]
+            located = log.con.execute(
+                "SELECT d.design_id, min(r.locator) FROM design d LEFT JOIN design_source_read r USING (design_id)"
+                " WHERE NOT d.is_perturbed GROUP BY d.design_id ORDER BY d.design_id").fetchall()
+            crello = ({design_id: split for design_id, locator in located if (split := source_split_of(locator or ""))}
+                      if designs.source_splits == "honour" else {})
+            new = [design_id for design_id, _ in located if design_id not in dealt]
+            sides = deal_splits({b: side for b, side in dealt.items() if b not in crello}, [b for b in new if b not in crello],
+                                designs.split_seed, designs.benchmark_fraction)
+            sides.update(deal_source_splits({b: side for b, side in dealt.items() if b in crello},
+                                            {b: crello[b] for b in new if b in crello}, designs.split_seed,
+                                            designs.benchmark_designs))
+            rows = [{"base_design_id": b, "split": side, "seed": designs.split_seed, "activity_id": log.activity_id}
+                    for b, side in sides.items() if side is not None]
             write_splits(log.con, rows)
-            log.used(bases, "base_design")
+            log.used(new, "base_design")
+            beyond = [(b, BEYOND_BENCHMARK_SIZE, f"base design {b}: a Crello test design past the benchmark's"
+                       f" {designs.benchmark_designs} designs") for b, side in sides.items() if side is None]
+            log.rejected(SPLIT_STAGE, beyond)
         for row in rows:
-            step.counts[row["split"]] += 1
+            step.counts[f"{row['split']}{':crello' if row['base_design_id'] in crello else ''}"] += 1
+        step.counts[BEYOND_BENCHMARK_SIZE] += len(beyond)
     return step.result()
 
 
@@ -68,6 +83,8 @@ def design_questions(context: AssetExecutionContext, warehouse: WarehouseResourc
     params = {"seed": designs.question_seed, "box_units": designs.box_units}
     settings_key = digest_of(params)
     with recorded_step(context, wh, {**params, "settings_key": settings_key}) as step:
+        with step.batch() as log:
+            step.counts["dropped_unlabelled"] += drop_questions_without_label(log.con)
         # Labels whose questions are missing or out of date (label, split or settings changed).
         select = (
             "SELECT l.design_id || '|' || l.indicator, l.design_id, l.indicator, l.flawed, l.source, l.answer_element_id,"

@@ -18,10 +18,10 @@ from PIL import Image
 
 from assets.designs.rendering import design_renders
 from assets.designs.settings import DesignSettings
-from assets.designs.store import record_review_sheet, replace_agreement, write_labels, write_review_items
+from assets.designs.store import drop_labels, record_review_sheet, replace_agreement, replace_review_items, write_labels
 from assets.core.exports import Contents, ExportFile, publish
 from assets.core.item_loop import Done, Item, Kept, run_items
-from assets.designs.logic.indicators import indicator, indicators_affected
+from assets.designs.logic.indicators import answer_elements, indicator
 from assets.designs.logic.judge import JudgeThresholds, judge_design
 from assets.designs.logic.labelling import (
     CallSettings,
@@ -32,6 +32,7 @@ from assets.designs.logic.labelling import (
     repair_request,
 )
 from assets.designs.logic.design_model import Design
+from assets.designs.logic.splits import BENCHMARK
 from assets.designs.logic.offline_answers import design_offline_answers
 from assets.designs.logic.review_votes import (
     ReviewItem,
@@ -39,6 +40,7 @@ from assets.designs.logic.review_votes import (
     Vote,
     indicator_agreement,
     majority_labels,
+    next_round,
     parse_review_votes,
     review_item,
 )
@@ -58,6 +60,9 @@ from warehouse.lineage import ActivityLog
 REVIEW_STAGE = "design_review"
 LABEL_STAGE = "design_label"
 LABELLERS = ("heuristic", "model")
+UNLABELLED = "unlabelled"
+_UNLABELLED_FROM = (f"FROM design_review_item i JOIN rejection x ON x.entity_id = i.design_id || '|' || i.indicator"
+                    f" AND x.stage = '{LABEL_STAGE}' AND x.reason_code = '{UNLABELLED}'")
 
 _SHEET_QUERY = """
 SELECT '{review_round}' AS review_round, i.item_id, i.design_id, local_path(i.image) AS image, i.indicator, i.definition,
@@ -66,29 +71,21 @@ FROM design_review_item i ORDER BY i.item_id
 """
 
 
-def answer_elements(ops: list[tuple[str, str, str]]) -> dict[str, str]:
-    """{indicator: element id} for one perturbed design's logged (element_id, element_type, op), in log order:
-    the indicator's question points at the first changed element whose operation may affect it."""
-    chosen: dict[str, str] = {}
-    for element_id, element_type, op in ops:
-        for name in indicators_affected([{"op": op, "element_type": element_type}]):
-            chosen.setdefault(name, element_id)
-    return chosen
-
-
 @asset(
     metadata=writes("design_review_item"),
-    code_version="1",
+    code_version="2",
     deps=[design_renders],
-    description="One review item per perturbed design and indicator its operations may affect, and the blank"
-    " review sheet (render path and the indicator's definition per row) for annotators.",
+    description="One review item per perturbed design and indicator (all twelve, or with indicators: affected only"
+    " those its operations may touch), and the blank review sheet (render path and the indicator's definition per"
+    " row) for annotators.",
 )
 def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseResource, designs: DesignSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
     review = designs.review
-    with recorded_step(context, wh, {"round": review.round, "sheet_dir": review.sheet_dir}) as step:
-        select = ("SELECT d.design_id, r.png_uri FROM design d JOIN design_render r USING (design_id) WHERE d.is_perturbed"
-                  " AND NOT EXISTS (SELECT 1 FROM design_review_item i WHERE i.design_id = d.design_id)")
+    every = designs.indicators == "all"
+    params = {"round": review.round, "sheet_dir": review.sheet_dir, "indicators": designs.indicators}
+    with recorded_step(context, wh, params) as step:
+        select = "SELECT d.design_id, r.png_uri FROM design d JOIN design_render r USING (design_id) WHERE d.is_perturbed"
         for page in wh.pages(select, [], key="d.design_id", block=designs.batch_size * 8):
             frame = {"design_id": [row[0] for row in page]}
             with step.batch() as log, registered(log.con, "_page", pd.DataFrame(frame)):
@@ -100,11 +97,13 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
                 by_design[design_id].append(tuple(op))
             items = [
                 review_item(design_id, uri, name, indicator(name).definition)
-                for design_id, uri in page for name in answer_elements(by_design[design_id])
+                for design_id, uri in page for name in answer_elements(by_design[design_id], every)
             ]
             with step.batch() as log:
-                write_review_items(log.con, [{**i.__dict__, "activity_id": log.activity_id} for i in items])
-            step.counts["items_added"] += len(items)
+                added, dropped = replace_review_items(log.con, list(frame["design_id"]),
+                                                      [{**i.__dict__, "activity_id": log.activity_id} for i in items])
+            step.counts["items_added"] += added
+            step.counts["items_dropped"] += dropped
         target = Path(review.sheet_dir) / f"design_review_round-{review.round}.csv"
         sheet = ExportFile(target, _SHEET_QUERY.format(review_round=review.round.replace("'", "''")), "csv")
         publish(step, "design_review", [sheet], Contents("SELECT DISTINCT design_id FROM design_review_item ORDER BY 1",
@@ -114,11 +113,12 @@ def design_review_sheet(context: AssetExecutionContext, warehouse: WarehouseReso
 
 @asset(
     metadata=writes("design_label", "design_review_vote", "design_review_agreement"),
-    code_version="1",
-    deps=[design_review_sheet],
-    description="Per review item, flawed or not: the annotators' majority where votes resolve it, else the offline"
-    " heuristic judge from measurements of the render; agreement per indicator. A malformed sheet fails the run"
-    " naming its rows, after the good sheets are stored.",
+    code_version="2",
+    deps=[design_review_sheet, "design_splits"],
+    description="Per review item, flawed or not: the annotators' majority where votes resolve it; else, for a training"
+    " item, the labeller (the offline heuristic judge, or the model), and a benchmark item is held out as unlabelled"
+    " and listed in the next round's review sheet (benchmark_labels: labeller labels it too); agreement per"
+    " indicator. A malformed sheet fails the run naming its rows, after the good sheets are stored.",
 )
 def design_labels(
     context: AssetExecutionContext,
@@ -134,7 +134,8 @@ def design_labels(
     if designs.labeller not in LABELLERS:
         raise Failure(description=f"designs.labeller {designs.labeller!r}: one of {', '.join(LABELLERS)}")
     params = {"tie_breaker": review.tie_breaker, "min_votes": review.min_votes, "labeller": designs.labeller,
-              "judge": thresholds.digest(), "few_shot": designs.few_shot}
+              "judge": thresholds.digest(), "few_shot": designs.few_shot, "benchmark_labels": designs.benchmark_labels,
+              "indicators": designs.indicators}
     with recorded_step(context, wh, params) as step:
         problems = _ingest_votes(step, Path(review.returned_dir))
         with step.batch() as log:
@@ -147,8 +148,11 @@ def design_labels(
         human = majority_labels(votes, review.tie_breaker, review.min_votes)
         vote_counts = {item: label.n_votes for item, label in human.items()}
         labeller = (_JudgeLabeller(store, thresholds) if designs.labeller == "heuristic"
-                    else _ModelLabeller(step, store, model_providers, _examples(wh, human, designs.few_shot)))
-        _label_items(step, human, vote_counts, labeller, designs.batch_size, designs.max_concurrency)
+                    else _ModelLabeller(step, store, model_providers, _examples(wh, human, designs)))
+        _label_items(step, human, vote_counts, labeller, designs)
+        publish(step, "design_review_next", [_next_round_sheet(review.sheet_dir, review.round)],
+                Contents(f"SELECT DISTINCT i.design_id {_UNLABELLED_FROM} ORDER BY 1", role="design", relation="asks_about",
+                         fingerprint_query=f"SELECT count(*), sum(hash(i.item_id)) {_UNLABELLED_FROM}"))
         if problems:
             raise Failure(description="malformed review sheet(s); the other sheets were stored. Fix the rows named and run"
                           " again:\n" + "\n".join(problems), metadata={"sheets": MetadataValue.json(problems)})
@@ -258,9 +262,10 @@ class _ModelLabeller:
         return MachineLabels(out, tuple(failures), sent)
 
 
-def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]]:
+def _examples(wh, human: dict, designs: DesignSettings) -> dict[str, list[LabelledExample]]:
     """Per indicator, up to ``few_shot`` items people resolved (in item-id order), with their verdict, a reason
     built from their comments (or the vote count), and the box of the element the item is about."""
+    few_shot = designs.few_shot
     resolved = sorted(item_id for item_id, label in human.items() if label.flawed is not None)
     if few_shot <= 0 or not resolved:
         return {}
@@ -281,52 +286,67 @@ def _examples(wh, human: dict, few_shot: int) -> dict[str, list[LabelledExample]
         reason = notes or f"{label.n_flawed} of {label.n_votes} annotators saw a {name.replace('_', ' ')} problem"
         box = None
         if label.flawed:
-            element_id = answer_elements([tuple(op) for op in ops])[name]
+            element_id = answer_elements([tuple(op) for op in ops], designs.indicators == "all")[name]
             box = element_box(Design.from_dict(json.loads(record)), element_id)
         out[name].append(LabelledExample(label.flawed, reason, box, design_id=design_id))
     return dict(out)
 
 
-def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, batch_size: int, max_concurrency: int) -> None:
-    """(Re)label the items whose label is missing or whose vote count changed: one item of the loop per design (one
-    labeller call for its unresolved indicators), up to ``max_concurrency`` designs at once (model calls spend
-    their time waiting on the network)."""
+def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller, designs: DesignSettings) -> None:
+    """(Re)label the items whose label is missing, whose vote count changed, or (benchmark_labels: human) whose
+    benchmark label came from a machine: one item of the loop per design (one labeller call for its unresolved
+    training indicators), up to ``max_concurrency`` designs at once (model calls spend their time waiting on the
+    network). Only designs dealt to a side are labelled: a Crello test design past the benchmark's size is asked
+    nothing (its base's outcome is in the split stage)."""
     wh = step.warehouse
-    select = ("SELECT d.design_id, d.record, r.png_sha256 FROM design d JOIN design_render r USING (design_id)"
+    every = designs.indicators == "all"
+    human_only = designs.benchmark_labels == "human"
+    select = ("SELECT d.design_id, d.record, r.png_sha256, s.split FROM design d JOIN design_render r USING (design_id)"
+              " JOIN design_split s ON s.base_design_id = d.base_design_id"
               " WHERE d.design_id IN (SELECT design_id FROM design_review_item)")
 
     def pending() -> Iterator[Item]:
-        for page in wh.pages(select, [], key="d.design_id", block=batch_size):
+        for page in wh.pages(select, [], key="d.design_id", block=designs.batch_size):
             with step.batch() as log, registered(log.con, "_page", pd.DataFrame({"design_id": [p[0] for p in page]})):
                 items = log.con.execute(
-                    "SELECT i.item_id, i.design_id, i.indicator, l.n_votes FROM design_review_item i"
+                    "SELECT i.item_id, i.design_id, i.indicator, l.n_votes, l.source FROM design_review_item i"
                     " LEFT JOIN design_label l ON l.design_id = i.design_id AND l.indicator = i.indicator"
                     " WHERE i.design_id IN (SELECT design_id FROM _page)").fetchall()
                 ops = log.con.execute(
                     "SELECT design_id, element_id, element_type, op FROM design_perturbation_op"
                     " WHERE design_id IN (SELECT design_id FROM _page) ORDER BY design_id, op_index").fetchall()
-            stale = [i for i in items if i[3] is None or i[3] != vote_counts.get(i[0], 0)]
+            splits = {row[0]: row[3] for row in page}
+            stale = [i for i in items if i[3] is None or i[3] != vote_counts.get(i[0], 0)
+                     or (human_only and splits[i[1]] == BENCHMARK and i[4] != "human")]
             by_design: dict[str, list] = defaultdict(list)
             for design_id, *op in ops:
                 by_design[design_id].append(tuple(op))
-            for design_id, record, sha in page:
-                wanted = [(item_id, name) for item_id, d, name, _ in stale if d == design_id]
+            for design_id, record, sha, split in page:
+                wanted = [(item_id, name) for item_id, d, name, *_ in stale if d == design_id]
                 if wanted:
-                    digest = digest_of([record, sha, [[item_id, vote_counts.get(item_id, 0)] for item_id, _ in wanted]])
-                    yield Item(design_id, design_id, digest, (record, sha, wanted, by_design[design_id]))
+                    held_out = human_only and split == BENCHMARK
+                    digest = digest_of([record, sha, held_out, [[item_id, vote_counts.get(item_id, 0)] for item_id, _ in wanted]])
+                    yield Item(design_id, design_id, digest, (record, sha, wanted, by_design[design_id], held_out))
 
     def label(item: Item) -> Kept:
-        """One design's label rows: people's majority where it resolves an item, else the labeller's verdict."""
-        record, sha, wanted, ops = item.payload
+        """One design's label rows: people's majority where it resolves an item, else the labeller's verdict, or,
+        for a benchmark item under benchmark_labels: human, no label (held out as unlabelled)."""
+        record, sha, wanted, ops, held_out = item.payload
         unresolved = [name for item_id, name in wanted if human.get(item_id) is None or human[item_id].flawed is None]
         machine = (labeller.label(Design.from_dict(json.loads(record)), sha, unresolved, [op[0] for op in ops])
-                   if unresolved else MachineLabels({}))
-        answers = answer_elements(ops)
-        rows = []
+                   if unresolved and not held_out else MachineLabels({}))
+        answers = answer_elements(ops, every)
+        rows, unlabelled = [], []
         for item_id, name in wanted:
             got = human.get(item_id)
             if got is not None and got.flawed is not None:
                 flawed, source, rule, evidence = got.flawed, "human", got.rule, {"n_flawed": got.n_flawed}
+            elif held_out:
+                rule = got.rule if got is not None else "no_votes"
+                unlabelled.append((name, UNLABELLED, f"design {item.key}, indicator {name} (review item {item_id}): a"
+                                   f" benchmark item with no resolving human vote ({rule}); asked again in the next"
+                                   " round's review sheet"))
+                continue
             elif name in machine.labels:
                 source = labeller.source
                 flawed, rule, evidence = machine.labels[name]
@@ -335,16 +355,29 @@ def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller,
             rows.append({"design_id": item.key, "indicator": name, "flawed": flawed, "source": source, "rule": rule,
                          "n_votes": vote_counts.get(item_id, 0), "answer_element_id": answers[name],
                          "evidence": json.dumps(evidence, sort_keys=True, default=str)})
-        return Kept((rows, machine), count="designs_labelled")
+        return Kept((rows, machine, unlabelled), count="designs_labelled")
 
     def write(log: ActivityLog, done: list[Done]) -> None:
         rows = [row for d in done for row in d.outcome.value[0]]
+        held = [(f"{d.item.key}|{name}", code, detail) for d in done for name, code, detail in d.outcome.value[2]]
         log.used({r["design_id"] for r in rows}, "design")
+        drop_labels(log.con, [key.split("|") for key, _, _ in held])
         write_labels(log.con, [{**r, "activity_id": log.activity_id} for r in rows])
+        log.unrejected(LABEL_STAGE, [f"{r['design_id']}|{r['indicator']}" for r in rows])
         log.rejected(LABEL_STAGE, [(f"{d.item.key}|{name}", code, detail)
-                                   for d in done for name, code, detail in d.outcome.value[1].failures])
+                                   for d in done for name, code, detail in d.outcome.value[1].failures] + held)
         for row in rows:
             step.counts[f"{row['source']}:{'flawed' if row['flawed'] else 'good'}"] += 1
+        step.counts[UNLABELLED] += len(held)
         step.counts["label_requests_sent"] += sum(d.outcome.value[1].requests_sent for d in done)
 
-    run_items(step, LABEL_STAGE, pending(), label, write, batch_size=batch_size, workers=max_concurrency)
+    run_items(step, LABEL_STAGE, pending(), label, write, batch_size=designs.batch_size, workers=designs.max_concurrency)
+
+
+def _next_round_sheet(sheet_dir: str, review_round: str) -> ExportFile:
+    """The blank sheet of the next round: every benchmark item held out as unlabelled, to be voted on again."""
+    following = next_round(review_round)
+    query = (f"SELECT '{following.replace(chr(39), chr(39) * 2)}' AS review_round, i.item_id, i.design_id,"
+             " local_path(i.image) AS image, i.indicator, i.definition, '' AS annotator, '' AS vote, '' AS comment"
+             f" {_UNLABELLED_FROM} ORDER BY i.item_id")
+    return ExportFile(Path(sheet_dir) / f"design_review_round-{following}-unlabelled.csv", query, "csv")

@@ -1,11 +1,12 @@
 """Configuration of the graphic-design stages (AesEval-style): where Crello records come from, how they are
 perturbed and rendered."""
 
-from typing import Optional
+from typing import Literal, Optional
 
 from dagster import Config, ConfigurableResource
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from assets.designs.logic.labelling import TASKS
 from assets.designs.logic.perturb import PerturbSettings
 from resources.config_paths import ConfigPath, OutputPath, ReturnedDir
 
@@ -31,7 +32,8 @@ class ReviewConfig(Config):
     round: str = Field(default="1", description="Written into the sheet; votes from every round count")
     sheet_dir: OutputPath = Field(default="data/review/designs", description="Where the blank review sheet is written")
     returned_dir: ReturnedDir = Field(default="data/review/designs/returned", description="Where filled sheets (*.csv) are read")
-    tie_breaker: Optional[str] = Field(default=None, description="None: a tie stays unresolved (the heuristic labels it); flawed or good")
+    tie_breaker: Optional[str] = Field(default=None, description="None: a tie stays unresolved (a benchmark item stays"
+                                       " unlabelled, a training item goes to the labeller); flawed or good")
     min_votes: int = Field(default=1, description="Votes an item needs before the human label is used")
 
 
@@ -49,12 +51,35 @@ class DesignSettings(ConfigurableResource):
                           " model (few-shot through the provider layer's annotator role)")
     max_concurrency: int = Field(default=4, description="Designs labelled or explained at once (model requests in flight)")
     few_shot: int = Field(default=3, description="Human-labelled examples of the same indicator shown to the model labeller")
+    indicators: Literal["all", "affected"] = Field(default="all", description="Indicators each perturbed design is reviewed"
+                                                   " and asked about: all twelve (AesEval 3.1), or affected: only those its"
+                                                   " operations may touch")
+    benchmark_labels: Literal["human", "labeller"] = Field(default="human", description="human: a benchmark item with no"
+                                                           " resolving vote is held out as unlabelled; labeller: the"
+                                                           " labeller decides it, as for training items")
+    source_splits: Literal["honour", "ignore"] = Field(default="honour", description="honour: Crello's own split, when a"
+                                                       " source names it (test to the benchmark, train and validation to"
+                                                       " training); ignore: every design is dealt by benchmark_fraction")
+    benchmark_designs: Optional[int] = Field(default=1200, ge=0, description="Test designs the benchmark takes under"
+                                             " source_splits: honour (AesEval: 1,200), seeded; null: every one")
     benchmark_fraction: float = Field(default=0.3, ge=0, le=1, description="Share of base designs (with all their variants) in"
-                                      " the benchmark; between 0 and 1 exclusive, each side gets at least one of two or more")
+                                      " the benchmark, for designs whose source names no split; between 0 and 1 exclusive,"
+                                      " each side gets at least one of two or more")
     split_seed: int = Field(default=0, description="Seed of the benchmark/train assignment of base designs")
     question_seed: int = Field(default=0, description="Seed of the region-selection distractors and choice order")
+    reasoning_tasks: list[str] = Field(default_factory=lambda: list(TASKS), description="Question formats given"
+                                       " indicator-grounded reasoning paths: judgment, selection, localisation (AesEval"
+                                       " 4: all three; [judgment] as before)")
     box_units: str = Field(default="pixels", description="pixels ([x1, y1, x2, y2]) or normalised (fractions of the canvas)")
     export_dir: OutputPath = Field(default="data/exports/aeseval", description="Where the question files are written")
+
+    @field_validator("reasoning_tasks")
+    @classmethod
+    def _known_tasks(cls, tasks: list[str]) -> list[str]:
+        unknown = [t for t in tasks if t not in TASKS]
+        if unknown:
+            raise ValueError(f"unknown reasoning task(s) {', '.join(map(repr, unknown))}; known: {', '.join(TASKS)}")
+        return tasks
 
 
 CONFIG_SECTIONS = {"designs": ("designs", DesignSettings)}

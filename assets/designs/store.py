@@ -29,9 +29,25 @@ def write_renders(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     insert_rows(con, "design_render", rows, conflict="replace")
 
 
-def write_review_items(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
-    """Review items: a perturbed design's render and one indicator its operations may affect."""
+def replace_review_items(con: duckdb.DuckDBPyConnection, design_ids: list[str], rows: list[dict]) -> tuple[int, int]:
+    """These designs' review items become ``rows`` (a perturbed design's render and one indicator each): new ones
+    are added, an item no longer asked about goes with its label (a changed ``indicators`` setting); an item's
+    votes stay in ``design_review_vote``. Returns (added, dropped)."""
+    keep = pd.DataFrame({"item_id": [r["item_id"] for r in rows]}, dtype=str)
+    with registered(con, "_designs", pd.DataFrame({"design_id": design_ids}, dtype=str)), registered(con, "_keep", keep):
+        dropped = con.execute(
+            "SELECT design_id, indicator FROM design_review_item WHERE design_id IN (SELECT design_id FROM _designs)"
+            " AND item_id NOT IN (SELECT item_id FROM _keep)").fetchall()
+        (known,), = con.execute("SELECT count(*) FROM design_review_item WHERE item_id IN (SELECT item_id FROM _keep)"
+                                ).fetchall()
+        if dropped:
+            con.execute("DELETE FROM design_label WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM"
+                        " design_review_item WHERE design_id IN (SELECT design_id FROM _designs) AND item_id NOT IN"
+                        " (SELECT item_id FROM _keep))")
+            con.execute("DELETE FROM design_review_item WHERE design_id IN (SELECT design_id FROM _designs)"
+                        " AND item_id NOT IN (SELECT item_id FROM _keep)")
     insert_rows(con, "design_review_item", rows)
+    return len(rows) - known, len(dropped)
 
 
 def record_review_sheet(con: duckdb.DuckDBPyConnection, path: str, votes: list[dict], sheet: dict) -> None:
@@ -52,6 +68,14 @@ def write_labels(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     insert_rows(con, "design_label", rows, conflict="replace")
 
 
+def drop_labels(con: duckdb.DuckDBPyConnection, keys: list[list[str]]) -> None:
+    """The labels of these (design, indicator) items, which are now unlabelled (a benchmark label a machine gave)."""
+    if keys:
+        frame = pd.DataFrame({"design_id": [k[0] for k in keys], "indicator": [k[1] for k in keys]}, dtype=str)
+        with registered(con, "_drop", frame):
+            con.execute("DELETE FROM design_label WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM _drop)")
+
+
 def drop_splits_of_other_seeds(con: duckdb.DuckDBPyConnection, seed: int) -> None:
     """Every split, when any was dealt with another seed: a new seed re-deals every base design."""
     stale = con.execute("SELECT count(*) FROM design_split WHERE seed <> ?", [seed]).fetchone()[0]
@@ -70,6 +94,14 @@ def replace_questions(con: duckdb.DuckDBPyConnection, labels: list[tuple[str, st
     with registered(con, "_page", keys):
         con.execute("DELETE FROM design_question WHERE (design_id, indicator) IN (SELECT design_id, indicator FROM _page)")
     insert_rows(con, "design_question", rows, conflict="replace")
+
+
+def drop_questions_without_label(con: duckdb.DuckDBPyConnection) -> int:
+    """The questions of (design, indicator) items that no longer have a label (held out, or no longer asked about);
+    returns how many went."""
+    (dropped,), = con.execute("DELETE FROM design_question WHERE (design_id, indicator) NOT IN"
+                              " (SELECT design_id, indicator FROM design_label)").fetchall()
+    return dropped
 
 
 def write_reasoning_paths(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:

@@ -23,7 +23,8 @@ def _sample_designs(source: Path) -> dict:
     """The sample config's design settings, on the test's copy of the fixture."""
     settings = yaml.safe_load(SAMPLE_CONFIG.read_text(encoding="utf-8"))["designs"]
     kept = {key: settings[key] for key in ("perturb", "benchmark_fraction", "split_seed")}
-    return {**kept, "folders": [str(source / "v5"), str(source / "broken")]}
+    return {**kept, "folders": [str(source / "v5"), str(source / "broken")],
+            "review": {"round": settings["review"]["round"], "returned_dir": str(source / "review")}}
 
 
 @pytest.fixture(scope="module")

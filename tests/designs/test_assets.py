@@ -119,7 +119,7 @@ def _write_votes(path: Path, rows: list[dict], annotator: str, votes: dict[int, 
 def test_review_votes_labels_questions_checks_and_export(tmp_path, fixture_dir):
     source, _ = fixture_dir
     config, wh = _built(tmp_path, {"folders": [str(source / "v5")], "perturb": {"seed": 2, "variants_per_design": 1},
-                                   "benchmark_fraction": 0.5, "split_seed": 1})
+                                   "benchmark_fraction": 0.5, "split_seed": 1, "benchmark_labels": "labeller"})
     items = wh.scalar("SELECT count(*) FROM design_review_item")
     assert items == wh.scalar("SELECT count(*) FROM design_label WHERE source = 'heuristic'") > 0
     sheet = tmp_path / "data" / "review" / "designs" / "design_review_round-1.csv"
@@ -181,7 +181,7 @@ def test_review_votes_labels_questions_checks_and_export(tmp_path, fixture_dir):
     assert not checked.success and set(failed["check_name"]) == {"none_exactly_when_good"}
 
 
-LABEL_ASSETS = DESIGN_ASSETS[:DESIGN_ASSETS.index("design_labels") + 1]
+LABEL_ASSETS = DESIGN_ASSETS[:DESIGN_ASSETS.index("design_labels") + 1] + ["design_splits"]
 
 
 def test_model_labelling_through_the_real_sdk_with_human_examples(tmp_path, fixture_dir, monkeypatch):
@@ -193,7 +193,7 @@ def test_model_labelling_through_the_real_sdk_with_human_examples(tmp_path, fixt
                                 "api_key_env": "LOOP_LABEL_KEY"}, "timeout_s": 5, "max_retries": 1, "backoff_s": 0.01}
         config = write_config(tmp_path, {}, models=models, designs={
             "folders": [str(source / "v5")], "perturb": {"seed": 4, "variants_per_design": 1}, "labeller": "model",
-            "batch_size": 4})
+            "benchmark_labels": "labeller", "batch_size": 4})
         result = _run(config, LABEL_ASSETS)
         assert result.success, [e.message for e in result.all_events if e.is_failure]
         wh = Warehouse(tmp_path / "warehouse.duckdb")

@@ -25,6 +25,7 @@ def _materializations(config: Path) -> dict:
 def test_export_files_are_paths_and_renders_have_thumbnails(tmp_path, fixture_dir):
     source, _ = fixture_dir
     config = write_config(tmp_path, {}, designs={"folders": [str(source / "v5")], "benchmark_fraction": 0.5,
+                                                 "benchmark_labels": "labeller",
                                                  "perturb": {"seed": 2, "variants_per_design": 1}})
     first = _materializations(config)
     export = first["aeseval_export"].metadata

@@ -91,8 +91,8 @@ JOIN design_latest_render r USING (design_id)
 JOIN element_list e USING (design_id);
 
 -- design_question_records: the rows of the published AesEval files (aeseval_benchmark.*, aeseval_train.*): every
--- column of aeseval_question_rows, the render's path, where the label came from, and, for training judgment
--- questions, the reasoning path citing element boxes. Key: question_id. Every column has one type in every row.
+-- column of aeseval_question_rows, the render's path, where the label came from, and, for training questions,
+-- the reasoning path of their format (judgment, selection or localisation) citing element boxes. Key: question_id. Every column has one type in every row.
 CREATE OR REPLACE VIEW design_question_records AS
 SELECT
     q.*,
@@ -101,12 +101,13 @@ SELECT
      'canvas': [d.canvas_width, d.canvas_height], 'renderer_version': r.renderer_version,
      'operations': (SELECT list(o.op ORDER BY o.op_index) FROM design_perturbation_op o WHERE o.design_id = q.design_id),
      'activity_id': d.activity_id} AS provenance,
-    CASE WHEN q.format = 'aesthetic_judgment'
-         THEN CAST(x.steps AS STRUCT(claim VARCHAR, element_box DOUBLE[], element_id VARCHAR)[]) END AS reasoning
+    CAST(x.steps AS STRUCT(claim VARCHAR, element_box DOUBLE[], element_id VARCHAR)[]) AS reasoning
 FROM aeseval_question_rows q
 JOIN design_question d USING (question_id)
 JOIN design_latest_render r ON r.design_id = q.design_id
-LEFT JOIN design_reasoning x ON x.design_id = q.design_id AND x.indicator = q.indicator AND x.task = 'judgment'
+LEFT JOIN design_reasoning x ON x.design_id = q.design_id AND x.indicator = q.indicator
+     AND x.task = CASE q.format WHEN 'aesthetic_judgment' THEN 'judgment' WHEN 'region_selection' THEN 'selection'
+                                ELSE 'localisation' END  -- assets/designs/logic/labelling.py, TASK_FORMATS
      AND x.verdict = CASE WHEN d.judged_flawed THEN 'flawed' ELSE 'good' END;
 
 -- design_answer_balance: per split, indicator and format, how the answers are spread (yes/no, None/box,

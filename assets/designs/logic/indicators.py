@@ -197,3 +197,19 @@ def indicators_affected(operations: Iterable[Any]) -> list[str]:
 
 def operations_affecting(indicator_id: str) -> tuple[str, ...]:
     return indicator(indicator_id).affected_by
+
+
+def answer_elements(ops: Iterable[tuple[str, str, str]], every_indicator: bool = False) -> dict[str, str]:
+    """{indicator: element id} for one perturbed design's logged (element_id, element_type, op), in log order:
+    an indicator's questions point at the first changed element whose operation may affect it. With
+    ``every_indicator`` (every design asked about all twelve, as AesEval instantiates each question), an indicator
+    no operation touches points at the first changed element: the paper's answer for a flawed design is the
+    perturbed element's box whatever the indicator."""
+    ops = list(ops)
+    chosen: dict[str, str] = {}
+    for element_id, element_type, op in ops:
+        for name in indicators_affected([{"op": op, "element_type": element_type}]):
+            chosen.setdefault(name, element_id)
+    if every_indicator and ops:
+        return {item.id: chosen.get(item.id, ops[0][0]) for item in INDICATORS}
+    return {item.id: chosen[item.id] for item in INDICATORS if item.id in chosen}

@@ -37,6 +37,14 @@ from assets.core.templates import PromptFolder, PromptTemplate, render, repair_t
 from assets.core.logic.json_answers import SchemaError, extract_json_object
 from assets.designs.logic.judge import Judgement, clip_box, element_bounds
 from assets.designs.logic.design_model import Design, Element
+from assets.designs.logic.question_formats import (
+    JUDGMENT,
+    LOCALISATION,
+    REGION_SELECTION,
+    SkippedQuestion,
+    question_input_from_design,
+    region_selection_question,
+)
 from assets.core.model_calls import CallSettings, schema_repair_request
 from resources.models.types import ModelRequest
 from warehouse.ids import digest_of
@@ -45,6 +53,8 @@ DESIGN_PROMPTS = PromptFolder("assets.designs.prompts", "design")
 LABEL_SCHEMA_NAME = "design_label"
 REASONING_SCHEMA_NAME = "design_reasoning"
 TASKS = ("judgment", "selection", "localisation")
+TASK_FORMATS = {"judgment": JUDGMENT, "selection": REGION_SELECTION, "localisation": LOCALISATION}
+"""The question format each reasoning task explains (AesEval 4: a path for each of the three)."""
 VERDICTS = ("flawed", "good")
 BOX_TOLERANCE_PX = 4.0
 _TEXT_PREVIEW = 60
@@ -232,6 +242,31 @@ def _checked_boxes(boxes: Sequence[Sequence[float]], design: Design, what: str) 
         element_id = match_box(box, design, where=f"{what}[{index}]")
         out.append((element_box(design, element_id), element_id))
     return out
+
+
+def reasoning_regions(design: Design, indicator: str, definition: str, task: str, flawed: bool, answer_element_id: str,
+                      perturbed_ids: Sequence[str], seed: int, box_units: str) -> tuple[list[XYXY], list[XYXY | None] | None]:
+    """The regions a ``task`` reasoning path discusses, and the selection question's candidates (None otherwise).
+
+    After AesEval 4 "Indicator-Grounded Reasoning": judgment discusses the perturbed region the label is about;
+    selection every candidate of the design's region-selection question (the perturbed region and the others),
+    rebuilt with the question's seed and units so the candidates are the ones the question shows, in its order;
+    localisation every visible perturbed region, the labelled one first, for the path to relate to the layout.
+    A selection question that was skipped (too few distinct boxes) raises ``DesignLabelError``."""
+    if task == "judgment":
+        return [element_box(design, answer_element_id)], None
+    if task == "localisation":
+        visible = {e.element_id for e in design.elements if citable_box(e, design) is not None}
+        ids = [e for e in dict.fromkeys([answer_element_id, *perturbed_ids]) if e in visible]
+        return [element_box(design, e) for e in ids] or [element_box(design, answer_element_id)], None
+    if task != "selection":
+        raise ValueError(f"task must be one of {TASKS}, not {task!r}")
+    question = region_selection_question(
+        question_input_from_design(design, indicator, definition, perturbed_ids, flawed, answer_element_id), seed, box_units)
+    if isinstance(question, SkippedQuestion):
+        raise DesignLabelError(question.reason_code, f"design {design.design_id}: {question.detail}")
+    candidates = [None if e is None else element_box(design, e) for e in question.choice_elements]
+    return [c for c in candidates if c is not None], candidates
 
 
 # --- requests ----------------------------------------------------------------------------------------------------

@@ -81,6 +81,12 @@ def review_sheet_rows(items: Iterable[ReviewItem], review_round: str, annotators
             }
 
 
+def next_round(review_round: str) -> str:
+    """The round after ``review_round``, for the sheet of the items still waiting for a resolving vote: the next
+    number for a numbered round, else the round's name with ``-next``."""
+    return str(int(review_round) + 1) if review_round.strip().isdigit() else f"{review_round.strip()}-next"
+
+
 @dataclass(frozen=True)
 class Vote:
     review_round: str

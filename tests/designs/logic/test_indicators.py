@@ -5,6 +5,7 @@ import pytest
 from assets.designs.logic.indicators import (
     DIMENSIONS,
     INDICATORS,
+    answer_elements,
     indicator,
     indicators_affected,
     indicators_in,
@@ -73,3 +74,21 @@ def test_lookups_fail_clearly():
         indicators_in("typography")
     with pytest.raises(KeyError, match="unknown operation 'rotate'"):
         indicators_affected(["rotate"])
+
+
+OPS = [("e-photo", "image", "blur"), ("e-head", "text", "font_swap"), ("e-head", "text", "position_shift")]
+
+
+def test_every_indicator_gets_an_answer_element_the_touched_ones_theirs_the_others_the_first_change():
+    every = answer_elements(OPS, every_indicator=True)
+    assert list(every) == [i.id for i in INDICATORS]
+    assert every["graphics_quality"] == "e-photo" and every["font_legibility"] == "e-head"
+    assert every["layout_alignment"] == "e-head"          # the first operation that may affect it, not the first change
+    assert every["color_harmony"] == every["graphics_relevance"] == "e-photo"   # untouched: the first change
+
+
+def test_affected_only_names_just_the_indicators_an_operation_may_touch():
+    affected = answer_elements(OPS)
+    assert set(affected) == set(indicators_affected([{"op": op, "element_type": t} for _, t, op in OPS]))
+    assert "color_harmony" not in affected and len(affected) < len(INDICATORS)
+    assert answer_elements([], every_indicator=True) == {}   # an unperturbed design has no element to point at

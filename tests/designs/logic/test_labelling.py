@@ -363,3 +363,38 @@ def test_judge_answers_parse_as_model_answers_would():
                                    expected_verdict="flawed", required_boxes=[(40, 30, 240, 70)])
     assert reasoning.cited_element_ids == ("head",) and reasoning.verdict == "flawed"
     assert reasoning.steps[-1].claim == "So the design breaks the color_contrast indicator."
+
+
+# --- the regions each reasoning task discusses ----------------------------------------------------------------------
+
+
+def test_judgment_discusses_the_labelled_region_and_localisation_every_visible_perturbed_one():
+    regions, candidates = dl.reasoning_regions(DESIGN, "color_contrast", DEFINITION, "judgment", True, "head",
+                                               ["badge", "head"], 0, "pixels")
+    assert regions == [dl.element_box(DESIGN, "head")] and candidates is None
+    regions, candidates = dl.reasoning_regions(DESIGN, "color_contrast", DEFINITION, "localisation", True, "head",
+                                               ["badge", "head"], 0, "pixels")
+    assert regions == [dl.element_box(DESIGN, "head"), dl.element_box(DESIGN, "badge")] and candidates is None
+
+
+@pytest.mark.parametrize("flawed", [True, False])
+def test_selection_discusses_the_question_candidates_in_the_question_order(flawed):
+    from assets.designs.logic.question_formats import question_input_from_design, region_selection_question
+
+    regions, candidates = dl.reasoning_regions(DESIGN, "color_contrast", DEFINITION, "selection", flawed, "head",
+                                               ["head"], 7, "normalised")
+    question = region_selection_question(question_input_from_design(DESIGN, "color_contrast", DEFINITION, ["head"], flawed,
+                                                                    "head"), 7, "normalised")
+    assert candidates == [None if e is None else dl.element_box(DESIGN, e) for e in question.choice_elements]
+    assert len(candidates) == 4 and candidates.count(None) == 1 and regions == [c for c in candidates if c is not None]
+    if flawed:  # the perturbed region is among them, with the others the question offers
+        assert dl.element_box(DESIGN, "head") in regions
+    request = dl.build_reasoning_request(DESIGN, png(), "image/png", "color_contrast", DEFINITION, "selection",
+                                         "flawed" if flawed else "good", regions, SETTINGS, candidates)
+    assert request.context["region_element_ids"] == [e for e in question.choice_elements if e is not None]
+
+
+def test_selection_of_a_design_without_enough_candidates_is_refused_with_the_question_reason():
+    small = Design("d-2", W, H, (Element("bg", "background", 0, 0, W, H), Element("head", "text", 40, 30, 200, 40, text="A")))
+    with pytest.raises(dl.DesignLabelError, match="too_few_elements"):
+        dl.reasoning_regions(small, "color_contrast", DEFINITION, "selection", True, "head", ["head"], 0, "pixels")

@@ -12,6 +12,7 @@ from assets.designs.logic.review_votes import (
     indicator_agreement,
     majority_label,
     majority_labels,
+    next_round,
     parse_review_votes,
     review_item,
     review_sheet_rows,
@@ -193,3 +194,8 @@ def test_fleiss_kappa_second_table():
     (result,) = indicator_agreement(votes)
     assert result.mean_pairwise_agreement == pytest.approx(2 / 3) and result.fleiss_kappa == pytest.approx(1 / 3)
     assert indicator_agreement(_votes("solo", "F")) == []
+
+
+@pytest.mark.parametrize(("now", "following"), [("1", "2"), ("9", "10"), ("demo", "demo-next"), ("2024-spring", "2024-spring-next")])
+def test_the_round_after_a_numbered_round_is_the_next_number_else_the_name_marked_next(now, following):
+    assert next_round(now) == following

@@ -1,6 +1,14 @@
 import pytest
 
-from assets.designs.logic.splits import BENCHMARK, TRAIN, benchmark_quota, deal_rank, deal_splits
+from assets.designs.logic.splits import (
+    BENCHMARK,
+    TRAIN,
+    benchmark_quota,
+    deal_rank,
+    deal_source_splits,
+    deal_splits,
+    source_split_of,
+)
 
 DESIGNS = [f"design:{n:02d}" for n in range(8)]
 
@@ -66,3 +74,38 @@ def test_one_design_goes_where_the_rounded_fraction_says():
 def test_an_unknown_side_among_the_dealt_designs_is_refused():
     with pytest.raises(ValueError, match="'test'"):
         deal_splits({"design:a": "test"}, ["design:b"], 0, 0.5)
+
+
+@pytest.mark.parametrize(("locator", "split"), [
+    ("data/crello/test/fx-poster.json", "test"),
+    ("data/crello/validation/fx-poster.json", "validation"),
+    ("data/crello/val/fx-poster.json", "validation"),
+    ("crello/Train/a.json", "train"),
+    ("data/crello/test-00000-of-00001.parquet#row=12", "test"),
+    ("data/crello/validation-00000-of-00001.parquet#row=0", "validation"),
+    ("train_part1.parquet#row=3", "train"),
+    ("data/test/v5/fx-poster.json", None),          # only the record's own folder counts
+    ("data/sample/designs/v5/fx-poster.json", None),
+    ("data/designs.parquet#row=2", None),
+    ("data/testing/a.json", None),                   # a word that merely starts like a split
+])
+def test_the_split_a_source_names(locator, split):
+    assert source_split_of(locator) == split
+
+
+def test_test_designs_fill_the_benchmark_up_to_its_size_in_rank_order_and_the_rest_train():
+    crello = {d: ("test" if n < 5 else "validation" if n == 5 else "train") for n, d in enumerate(DESIGNS)}
+    sides = deal_source_splits({}, crello, seed=0, benchmark_designs=3)
+    tests = sorted(DESIGNS[:5], key=lambda d: deal_rank(d, 0))
+    assert {d for d, s in sides.items() if s == BENCHMARK} == set(tests[:3])
+    assert {d for d, s in sides.items() if s is None} == set(tests[3:])   # past the size: on neither side
+    assert {d for d, s in sides.items() if s == TRAIN} == set(DESIGNS[5:])
+    # no size: every test design; dealt designs keep their side and count towards the size
+    assert _sides({d: s for d, s in deal_source_splits({}, crello, 0, None).items() if s}) == {BENCHMARK: 5, TRAIN: 3}
+    later = deal_source_splits({tests[0]: BENCHMARK, tests[1]: BENCHMARK}, crello, 0, 3)
+    assert tests[0] not in later and [d for d, s in later.items() if s == BENCHMARK] == [tests[2]]
+
+
+def test_a_source_split_outside_crellos_three_is_refused():
+    with pytest.raises(ValueError, match="'holdout'"):
+        deal_source_splits({}, {"design:a": "holdout"}, 0, 10)
