@@ -646,6 +646,27 @@ def test_named_stand_in_generators(tmp_path, sample):
     assert (items.groupby("poem_id")["image_sha256"].nunique() == 2).all()
 
 
+def test_a_survey_without_a_text_integrity_column_is_scored_from_the_ocr_label(tmp_path, sample):
+    rows = _survey_rows(sample["survey"])
+    survey = tmp_path / "survey_no_text.csv"
+    with survey.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=[c for c in rows[0] if c != TEXT_INTEGRITY], lineterminator="\n",
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    config = _write_config(tmp_path, {"corpus": [str(sample["poems"])], "stand_in_folder": str(sample["paintings"]),
+                                      "surveys": [str(survey)]})
+    _ok(_run(config, [*SURVEY_CHAIN, "poem_text_integrity", "poem_scores"]))
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    assert wh.scalar("SELECT count(*) FROM poem_survey_response") == len(rows)
+    assert wh.scalar("SELECT count(*) FROM poem_survey_response WHERE json_exists(answers, '$.text_integrity')") == 0
+    labels = dict(_rows(wh, "SELECT item_id, label FROM poem_text_label"))
+    scores = _rows(wh, "SELECT item_id, dimensions, text_integrity_survey, text_label_source FROM poem_image_score")
+    assert len(scores) == 24
+    for item_id, dims, survey_mean, source in scores:
+        assert json.loads(dims)[TEXT_INTEGRITY] == labels[item_id] and survey_mean is None and source == "ocr"
+
+
 PHASE1_HEADER = "item_id,option_A,option_B,option_C,option_D,true_poem\n"
 
 
