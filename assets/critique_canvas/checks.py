@@ -1,6 +1,6 @@
 """CritiqueCanvas pairs' contract, as a Great Expectations suite run by a blocking asset check.
 
-Per complete group: six pairs, exactly one improvement pair, a plan of one to five allowed dimensions,
+Per complete group: a six-pair dialogue (turns 1-6; the paragraph instructions follow it), exactly one improvement pair, a plan of one to five allowed dimensions,
 non-empty questions and answers, and a verifier decision on every pair.
 """
 
@@ -18,7 +18,7 @@ from resources.warehouse import WarehouseResource
 # One row per complete group, with the facts every expectation needs.
 GROUP_FACTS = f"""
 SELECT g.group_id,
-       count(p.pair_id) AS n_pairs,
+       count(p.pair_id) FILTER (WHERE p.pair_index <= {N_PAIRS}) AS n_pairs,
        count(*) FILTER (WHERE p.improvement) AS n_improvement,
        count(*) FILTER (WHERE length(trim(p.question)) = 0 OR length(trim(p.answer)) = 0) AS n_empty,
        count(*) FILTER (WHERE p.accepted IS NULL OR p.instruction_consistency IS NULL
@@ -40,7 +40,7 @@ def critique_expectations() -> list[Expectation]:
         return Expectation(name, description, between, {"column": column, "min_value": value, "max_value": value})
 
     return [
-        exactly("six_pairs_per_group", f"every complete group holds {N_PAIRS} pairs", "n_pairs", N_PAIRS),
+        exactly("six_pairs_per_group", f"every complete group holds a {N_PAIRS}-pair dialogue", "n_pairs", N_PAIRS),
         exactly("one_improvement_pair_per_group", "exactly one pair per group is about improvement", "n_improvement", 1),
         exactly("questions_and_answers_non_empty", "no pair has an empty question or answer", "n_empty", 0),
         exactly("verifier_decision_on_every_pair", "every pair carries the verifier's three checks", "n_undecided", 0),

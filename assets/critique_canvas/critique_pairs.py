@@ -1,5 +1,9 @@
 """CritiqueCanvas pairs: every admitted kept pool image through planner → annotator → verifier, concurrently.
 
+The annotator writes the six-pair dialogue and ``critique.paragraphs`` single-turn paragraph instructions beside it
+(turns 7 onwards of the group); the verifier judges each pair in its own call (``critique.verifier: per_pair``) and
+its decision, reason per criterion and issues are kept with the pair (its entity's ``verifier`` attribute).
+
 Only images whose kept record comes from a source type in ``critique.source_types`` are critiqued (by default
 manifests and folders: r/photocritique photos and generated poem illustrations are benchmark images); each one left
 out keeps a ``source_type_not_admitted`` rejection (stage ``critique_admission``) until it is admitted or leaves the
@@ -20,7 +24,16 @@ from PIL import Image
 
 from assets.core.logic.normalized_pixels import normalized_pixels
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, StopItems, run_items
-from assets.critique_canvas.logic.chain import COMPLETE, ROLES, ChainResult, RoleSettings, chain_digest, repair_request, run_chain
+from assets.critique_canvas.logic.chain import (
+    COMPLETE,
+    ROLES,
+    ChainOptions,
+    ChainResult,
+    RoleSettings,
+    chain_digest,
+    repair_request,
+    run_chain,
+)
 from assets.critique_canvas.logic.admission import NOT_ADMITTED, not_admitted_detail
 from assets.critique_canvas.logic.answers import Verdict, conversation_group_id, group_pairs
 from assets.critique_canvas.logic.offline_answers import critique_offline_answers
@@ -110,7 +123,7 @@ def _write_result(log: ActivityLog, item: tuple, digest: str, result: ChainResul
     log.used([pool_item_id], "pool_item")
     group_id = None
     if result.dialogue is not None:
-        group_id = conversation_group_id(pool_item_id, result.dialogue)
+        group_id = conversation_group_id(pool_item_id, result.dialogue, result.paragraphs)
         log.entities([Entity(group_id, "critique_group", attributes={"pool_item_id": pool_item_id, "domain": domain})])
         log.generated([group_id])
         log.derived([(group_id, pool_item_id, "critiques"), *((group_id, c, "answered_by") for c in call_ids)])
@@ -145,9 +158,14 @@ def _write_result(log: ActivityLog, item: tuple, digest: str, result: ChainResul
 
 def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: ChainResult) -> None:
     verdicts = {v.pair: v for v in result.verdicts}
-    records = group_pairs(pool_item_id, result.dialogue)
+    records = group_pairs(pool_item_id, result.dialogue, result.paragraphs)
     entities = [
-        Entity(r.pair_id, "critique_pair", attributes={"group_id": group_id, "index": r.index, "accepted": verdicts[r.index].accepted})
+        Entity(r.pair_id, "critique_pair", attributes={
+            "group_id": group_id, "index": r.index, "accepted": verdicts[r.index].accepted,
+            "kind": "dialogue" if r.index <= len(result.dialogue.pairs) else "paragraph",
+            **({"verifier": {"decision": "accept" if verdicts[r.index].accepted else "reject",
+                             "reason": verdicts[r.index].reason, "criteria": dict(verdicts[r.index].reasons)}}
+               if verdicts[r.index].reason else {})})
         for r in records
     ]
     rows = [
@@ -180,17 +198,20 @@ def _write_pairs(log, group_id: str, pool_item_id: str, domain: str, result: Cha
 
 
 def _rejection_detail(verdict: Verdict) -> str:
+    """The verifier's reason (per-pair verdicts state one), the failed checks and the blocking issues."""
     failed = [name for name in ("instruction_consistency", "visual_grounding", "response_quality") if not getattr(verdict, name)]
-    return "; ".join([*(f"failed {name}" for name in failed), *verdict.blocking_issues]) or "rejected"
+    parts = [*([verdict.reason] if verdict.reason else []), *(f"failed {name}" for name in failed), *verdict.blocking_issues]
+    return "; ".join(parts) or "rejected"
 
 
 @asset(
     metadata=writes("critique_pair", "critique_group", images="(SELECT min(f.file_sha256) FROM critique_group g JOIN image_file f USING (image_id) WHERE g.group_id = critique_pair.group_id)"),
     code_version="2",
     deps=[AssetKey("image_pool")],
-    description="Six verified instruction–response pairs per admitted kept pool image (source types in"
-    " critique.source_types): planner → domain-conditioned annotator → verifier, each role its own provider and model;"
-    " cached, concurrent, budgeted and resumable.",
+    description="Verified instruction–response pairs per admitted kept pool image (source types in"
+    " critique.source_types): planner → domain-conditioned annotator (a six-pair dialogue and critique.paragraphs"
+    " single-turn paragraph instructions) → verifier (each pair on its own, or all at once), each role its own"
+    " provider and model; cached, concurrent, budgeted and resumable.",
 )
 def critique_pairs(
     context: AssetExecutionContext,
@@ -202,7 +223,8 @@ def critique_pairs(
     wh = warehouse.get_warehouse()
     store = blob_store.get_store()
     roles = {role: _role_settings(model_providers, role) for role in ROLES}
-    digest = chain_digest(roles)
+    options = ChainOptions(critique.paragraphs, critique.verifier)
+    digest = chain_digest(roles, options)
     agents = tuple(
         (Agent(f"model:{s.provider}/{s.model}", "model", s.model, None, {"provider": s.provider}), role) for role, s in roles.items()
     )
@@ -224,7 +246,7 @@ def critique_pairs(
             _, _, domain, sha = item.payload
             image = encode_for_model(store, sha, critique.image_max_side)
             try:
-                return chain_outcome(run_chain(image, "image/jpeg", domain, callers, roles, item.key))
+                return chain_outcome(run_chain(image, "image/jpeg", domain, callers, roles, item.key, options))
             except BudgetExhausted as exhausted:
                 raise StopItems(str(exhausted)) from exhausted
 

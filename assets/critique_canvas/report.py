@@ -12,10 +12,13 @@ REPORT_ORDER = 30
 def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str] | str]:
     """(title, SQL) of each table to print when it has rows, and where each audit round's reviewers send sheets back."""
     yield ("CritiqueCanvas pairs by domain (tables critique_group, critique_pair, model_call)",
-           "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs, CAST(sum(p.accepted::INT) AS BIGINT)"
-           " AS accepted FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL")
-    yield ("CritiqueCanvas split (groups; table critique_split)",
-           "SELECT split, domain, count(*) AS groups FROM critique_split GROUP BY ALL ORDER BY ALL")
+           "SELECT g.domain, count(DISTINCT g.group_id) AS groups, count(*) AS pairs,"
+           " count(*) FILTER (WHERE p.pair_index > 6) AS paragraph_pairs, CAST(sum(p.accepted::INT) AS BIGINT) AS accepted,"
+           " round(sum(p.accepted::INT) / count(DISTINCT g.group_id), 2) AS accepted_per_image"
+           " FROM critique_group g JOIN critique_pair p USING (group_id) GROUP BY ALL ORDER BY ALL")
+    yield ("CritiqueCanvas split (groups and samples, the accepted pairs; table critique_split)",
+           "SELECT s.split, s.domain, count(*) AS groups, CAST(sum(g.n_accepted) AS BIGINT) AS samples FROM critique_split s"
+           " JOIN critique_group g USING (group_id) GROUP BY ALL ORDER BY ALL")
     rounds = wh.query("SELECT audit_round, n_sampled, sheet_path FROM critique_audit_round ORDER BY audit_round")
     for audit_round, n_sampled, sheet in rounds.itertuples(index=False):
         yield f"\naudit round {audit_round}: {n_sampled} pairs to review in {sheet}"

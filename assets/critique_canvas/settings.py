@@ -1,6 +1,6 @@
 """Settings of the CritiqueCanvas stages, filled from the config file (section ``critique``)."""
 
-from typing import Optional
+from typing import Literal, Optional
 
 from dagster import Config, ConfigurableResource
 from pydantic import Field, field_validator
@@ -37,7 +37,16 @@ class CritiqueSettings(ConfigurableResource):
         default=list(DEFAULT_SOURCE_TYPES),
         description="Pool source types whose images may be critiqued (of manifest, folder, reddit, generated); reddit"
         " (r/photocritique benchmark photos) and generated (poem-benchmark illustrations) are benchmark images")
-    eval_per_domain: int = Field(default=2000, description="Evaluation groups per domain (the paper's 6,000 over three)")
+    paragraphs: int = Field(default=4, ge=0, description="Single-turn paragraph instructions (Fig. S1) written beside the"
+                            " six-pair dialogue of each image: a broad appreciation, then one per planned dimension;"
+                            " 0: the dialogue only")
+    verifier: Literal["per_pair", "batch"] = Field(default="per_pair", description="per_pair: one verifier call per pair"
+                                                   " with its decision and a reason per criterion (S2.2.1); batch: one"
+                                                   " call judges every pair of the image, acceptance derived")
+    eval_per_domain: int = Field(default=2000, description="Evaluation samples (exported pairs) per domain: the paper's"
+                                 " 6,000 over three; groups with eval_unit: groups")
+    eval_unit: Literal["samples", "groups"] = Field(default="samples", description="What eval_per_domain counts: samples"
+                                                    " (the paper's unit) or groups (a group's pairs count once)")
     split_seed: int = Field(default=0, description="Seed that orders duplicate clusters for the split")
     audit: CritiqueAuditSettings = Field(default_factory=CritiqueAuditSettings)
     export_dir: OutputPath = Field(default="data/exports/critique_canvas", description="Where the CritiqueCanvas files are written")

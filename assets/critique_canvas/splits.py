@@ -17,26 +17,27 @@ from warehouse.ids import digest_of
     code_version="1",
     deps=[critique_pairs],
     description="Every complete critique group in train or eval: whole duplicate clusters on one side, the"
-    " evaluation subset balanced across the three domains, the seed recorded.",
+    " evaluation subset balanced across the three domains, eval_per_domain samples (accepted pairs) each, or groups"
+    " with eval_unit: groups; the seed recorded.",
 )
 def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource, critique: CritiqueSettings) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    params = {"seed": critique.split_seed, "eval_per_domain": critique.eval_per_domain, "unit": "duplicate cluster"}
+    params = {"seed": critique.split_seed, "eval_per_domain": critique.eval_per_domain, "eval_unit": critique.eval_unit,
+              "unit": "duplicate cluster"}
     with recorded_step(context, wh, params) as step:
         with step.batch() as log:
-            items = [
-                SplitItem(*row)
-                for row in log.con.execute(
-                    "SELECT g.group_id, m.cluster_id, g.domain FROM critique_group g"
-                    " JOIN pool_member m ON m.pool_item_id = g.pool_item_id WHERE g.status = 'complete' ORDER BY g.group_id"
-                ).fetchall()
-            ]
+            rows = log.con.execute(
+                "SELECT g.group_id, m.cluster_id, g.domain, g.n_accepted FROM critique_group g"
+                " JOIN pool_member m ON m.pool_item_id = g.pool_item_id WHERE g.status = 'complete' ORDER BY g.group_id"
+            ).fetchall()
+            items = [SplitItem(*row[:3]) for row in rows]
+            samples = {row[0]: row[3] or 0 for row in rows} if critique.eval_unit == "samples" else None
             last = step.last_inputs(log.con)
-        inputs = digest_of([[i.__dict__ for i in items], params])
+        inputs = digest_of([[i.__dict__ for i in items], samples, params])
         if last == inputs:
             step.notes["unchanged"] = "same groups, clusters and split settings as the last decision"
             return step.result()
-        splits = assign_splits(items, critique.eval_per_domain, critique.split_seed)
+        splits = assign_splits(items, critique.eval_per_domain, critique.split_seed, samples)
         with step.batch() as log:
             replace_splits(
                 log.con,
@@ -52,4 +53,5 @@ def critique_splits(context: AssetExecutionContext, warehouse: WarehouseResource
             step.counts[f"{splits[item.group_id]}:{item.domain}"] += 1
         step.counts["groups"] = len(items)
         step.counts["eval_groups"] = sum(s == EVAL for s in splits.values())
+        step.counts["eval_samples"] = sum(row[3] or 0 for row in rows if splits[row[0]] == EVAL)
     return step.result()

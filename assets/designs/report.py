@@ -18,9 +18,13 @@ def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str]
     yield ("renders against the dataset's own previews (mean absolute pixel difference, 0-255)",
            "SELECT count(*) AS designs, round(avg(preview_mean_abs_diff), 2) AS mean, round(max(preview_mean_abs_diff), 2) AS max"
            " FROM design_render WHERE preview_mean_abs_diff IS NOT NULL HAVING count(*) > 0")
-    yield ("design labels per indicator (table design_label: human majority, else the heuristic judge)",
+    yield ("design labels per indicator (table design_label: human majority; training items people left open: the"
+           " labeller)",
            "SELECT indicator, source, count(*) FILTER (WHERE flawed) AS flawed, count(*) FILTER (WHERE NOT flawed) AS good"
            " FROM design_label GROUP BY ALL ORDER BY ALL")
+    yield ("benchmark items held out as unlabelled, asked again in the next round's sheet (table rejection)",
+           "SELECT count(*) AS unlabelled, count(DISTINCT split_part(entity_id, '|', 1)) AS designs FROM rejection"
+           " WHERE stage = 'design_label' AND reason_code = 'unlabelled' HAVING count(*) > 0")
     yield ("design questions (view design_answer_balance for the answer spread)",
            "SELECT split, format, count(*) AS n FROM design_question GROUP BY ALL ORDER BY ALL")
     yield ("rejected design records (table design_source_read)",

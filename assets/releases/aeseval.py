@@ -8,7 +8,7 @@ variant of a base design is on its base's side):
   ``aeseval_question_rows``): the render, the prompt, the options and the expected answer, and the design's
   metadata as canonical JSON text (AesEval 3.1 and 5.1: canvas, and per element its type, box, colour and font),
   plus where the label came from and which perturbations made the design.
-- ``reasoning``: the indicator-grounded reasoning path of each judgment question that has one (training designs):
+- ``reasoning``: the indicator-grounded reasoning path of each question that has one (training designs, all three formats):
   steps that cite element boxes, each step naming the element it cites.
 
 The renders are the project's own PNGs of the perturbed designs (their png sha256 is the image's id). The warehouse
@@ -39,12 +39,12 @@ WHERE q.split = '{split}'
 
 
 def reasoning_query(split: str) -> str:
-    """One split of the reasoning config: the judgment questions of the split whose label has a reasoning path
+    """One split of the reasoning config: the questions of the split whose label has a reasoning path of their format
     (view ``design_question_records`` pairs each question with the path that explains its label)."""
     return f"""
 SELECT question_id, design_id, indicator, image_sha256, answer, reasoning AS steps
 FROM design_question_records
-WHERE split = '{split}' AND format = 'aesthetic_judgment' AND reasoning IS NOT NULL
+WHERE split = '{split}' AND reasoning IS NOT NULL
 """
 
 
@@ -113,7 +113,7 @@ SPEC = ReleaseSpec(
     "resized, recoloured, re-fonted elements and more) and re-rendered, then labelled per aesthetic indicator and "
     "asked about in three formats: aesthetic judgment (yes/no), region selection (one of four boxes or None) and "
     "precise localisation (a box or None), each with the design's metadata as JSON. Splits: benchmark and train, "
-    "by base design; training judgment questions carry indicator-grounded reasoning paths.",
+    "by base design; training questions carry indicator-grounded reasoning paths.",
     tables=(
         ReleaseTable(
             config="questions", key="question_id", default=True,
@@ -142,10 +142,10 @@ SPEC = ReleaseSpec(
         ),
         ReleaseTable(
             config="reasoning", key="question_id",
-            description="the indicator-grounded reasoning path explaining one judgment question's answer",
+            description="the indicator-grounded reasoning path explaining one question's answer",
             splits=REASONING,
             columns={
-                "question_id": "the judgment question this path explains (see the questions config)",
+                "question_id": "the question this path explains (see the questions config)",
                 "design_id": "the perturbed design", "indicator": "the indicator reasoned about",
                 "image_sha256": "sha256 of the render the question shows (the image is in the questions config)",
                 "answer": "the answer the path leads to: yes (flawed) or no",

@@ -5,6 +5,7 @@ runs at once, in real processes, are in test_critique_processes.py)."""
 import json
 from pathlib import Path
 
+from tests.critique_canvas.test_processes import DIALOGUE_ONE_VERIFIER_CALL
 from tests.support.critique_harness import GEMINI_KEY, OPENAI_KEY, assert_complete_groups, built, materialize, remote_roles
 from tests.support.critique_model import remote_model
 from tests.support.model_servers import MALFORMED_CONTENT, SLOW, InjectedFailure, ModelApiServer, wire_schema
@@ -20,7 +21,16 @@ def test_heuristic_chain_covers_every_pool_image_and_reruns_without_calls(tmp_pa
     assert splits["n"].sum() == 4 and set(splits["split"]) == {"train", "eval"}  # 1 eval group per domain at most
     calls = wh.query("SELECT provider, role, status, count(*) AS n FROM model_call GROUP BY ALL ORDER BY ALL")
     assert set(calls["provider"]) == {"heuristic"} and set(calls["status"]) == {"ok"}
-    assert dict(zip(calls["role"], calls["n"])) == {"planner": 4, "annotator": 4, "verifier": 4}
+    # The dialogue and four paragraph instructions per image (two annotator calls), each of the ten pairs verified
+    # in its own call, its decision and reasons kept with the pair.
+    assert dict(zip(calls["role"], calls["n"])) == {"planner": 4, "annotator": 8, "verifier": 40}
+    turns = wh.query("SELECT group_id, count(*) AS n, max(pair_index) AS last FROM critique_pair GROUP BY ALL")
+    assert set(turns["n"]) == set(turns["last"]) == {10}
+    verdicts = [json.loads(a) for a in wh.query("SELECT attributes FROM entity WHERE kind = 'critique_pair'")["attributes"]]
+    assert {v["kind"] for v in verdicts} == {"dialogue", "paragraph"}
+    assert all(v["verifier"]["reason"] and set(v["verifier"]["criteria"]) == {
+        "instruction_consistency", "visual_grounding", "response_quality"} for v in verdicts)
+    assert all((v["verifier"]["decision"] == "accept") == v["accepted"] for v in verdicts)
     # Statements differ between images: the heuristic reads each image.
     answers = wh.query("SELECT group_id, string_agg(answer, ' ' ORDER BY pair_index) AS text FROM critique_pair GROUP BY ALL")
     assert answers["text"].nunique() == 4
@@ -46,7 +56,7 @@ def test_real_sdks_through_failures_repairs_and_a_resumed_run(tmp_path, keys):
         InjectedFailure(500, match='"verdicts"', skip=2, times=None),                    # the last verifier calls keep failing
     ]  # one image at a time below, so which request meets which failure is the same on every run
     with ModelApiServer(responder=remote_model, failures=failures, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY) as server:
-        config, wh = built(tmp_path, models=remote_roles(server), critique={"max_concurrency": 1})
+        config, wh = built(tmp_path, models=remote_roles(server), critique={"max_concurrency": 1, **DIALOGUE_ONE_VERIFIER_CALL})
         outcomes = [(r.outcome, wire_schema(r.body)[0]) for r in server.requests]
         assert {("429", "dialogue"), ("500", "verdicts"), ("slow", "plan")} <= set(outcomes)
         attempts = wh.query(
@@ -82,7 +92,8 @@ def duckdb_connect(wh: Warehouse):
 
 def test_budget_stops_cleanly_and_the_next_run_repeats_no_call(tmp_path, keys):
     with ModelApiServer(responder=remote_model, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY) as server:
-        config, wh = built(tmp_path, models=remote_roles(server), critique={"max_calls": 5, "max_concurrency": 1})
+        config, wh = built(tmp_path, models=remote_roles(server),
+                           critique={"max_calls": 5, "max_concurrency": 1, **DIALOGUE_ONE_VERIFIER_CALL})
         assert len(server.requests) == 5
         summary = json.loads(wh.scalar("SELECT summary FROM activity WHERE asset_key = 'critique_pairs'"))
         assert "budget" in summary["critique_stopped"]
@@ -94,3 +105,16 @@ def test_budget_stops_cleanly_and_the_next_run_repeats_no_call(tmp_path, keys):
         assert_complete_groups(wh, 4)
         bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
         assert len(bodies) == len(set(bodies)) == 12  # 4 images x 3 roles, each sent exactly once
+
+
+def test_the_other_readings_one_verifier_call_for_the_dialogue_alone_and_eval_counted_in_groups(tmp_path):
+    _, wh = built(tmp_path / "paper", critique={"eval_per_domain": 2})
+    # Two photography groups of about ten samples each: two samples of quota are filled by the first group.
+    assert wh.scalar("SELECT count(*) FROM critique_split WHERE split = 'eval' AND domain = 'photography'") == 1
+    _, wh = built(tmp_path / "before", critique={"eval_per_domain": 2, "eval_unit": "groups", **DIALOGUE_ONE_VERIFIER_CALL})
+    calls = wh.query("SELECT role, count(*) AS n FROM model_call GROUP BY ALL")
+    assert dict(zip(calls["role"], calls["n"])) == {"planner": 4, "annotator": 4, "verifier": 4}
+    assert set(wh.query("SELECT count(*) AS n FROM critique_pair GROUP BY group_id")["n"]) == {6}
+    attributes = [json.loads(a) for a in wh.query("SELECT attributes FROM entity WHERE kind = 'critique_pair'")["attributes"]]
+    assert all("verifier" not in a and a["kind"] == "dialogue" for a in attributes)
+    assert wh.scalar("SELECT count(*) FROM critique_split WHERE split = 'eval' AND domain = 'photography'") == 2

@@ -19,11 +19,15 @@ from tests.support.model_servers import ModelApiServer
 from warehouse.db import Warehouse
 
 
+DIALOGUE_ONE_VERIFIER_CALL = {"paragraphs": 0, "verifier": "batch"}
+"""Three calls per image (the options' other readings), so the process tests count 4 images x 3 roles."""
+
+
 def test_a_killed_run_resumes_without_repeating_a_logged_call(tmp_path, keys):
     """SIGKILL the chain mid-run (a real `aesforge run` process, one image at a time against a slow server), then
     resume: every call logged before the kill is answered from the log, and no row is duplicated."""
     with ModelApiServer(responder=remote_model, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY, latency_s=0.4) as server:
-        config = critique_config(tmp_path, models=remote_roles(server), critique={"max_concurrency": 1})
+        config = critique_config(tmp_path, models=remote_roles(server), critique={"max_concurrency": 1, **DIALOGUE_ONE_VERIFIER_CALL})
         assert run_pool(config).success
         env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "dagster_home")}
         (tmp_path / "dagster_home").mkdir()
@@ -68,7 +72,8 @@ def test_two_runs_at_once_request_every_cache_key_once(tmp_path, keys):
 
     with ModelApiServer(responder=held_answer, openai_key=OPENAI_KEY, gemini_key=GEMINI_KEY) as server:
         # A long client timeout: a held answer must not time out and be asked again.
-        config = critique_config(tmp_path, models={**remote_roles(server), "timeout_s": 120}, critique={"max_concurrency": 2})
+        config = critique_config(tmp_path, models={**remote_roles(server), "timeout_s": 120},
+                                 critique={"max_concurrency": 2, **DIALOGUE_ONE_VERIFIER_CALL})
         assert run_pool(config).success
         wh = Warehouse(tmp_path / "warehouse.duckdb")
         aesforge = str(Path(sys.executable).parent / "aesforge")

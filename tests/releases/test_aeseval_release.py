@@ -80,7 +80,7 @@ def test_rows_are_the_warehouse_questions_and_reasoning_paths(built):
     reasoning = parquet_frame(folder, "reasoning")
     assert {split: sorted(ids) for split, ids in reasoning.groupby("split")["question_id"]} == _ids(
         wh, "SELECT * FROM design_question_records WHERE reasoning IS NOT NULL") != {}
-    assert set(reasoning["question_id"]) <= set(questions.loc[questions["format"] == "aesthetic_judgment", "question_id"])
+    assert set(reasoning["question_id"]) <= set(questions["question_id"])  # paths for all three formats (AesEval 4)
     elements = {q: {e["element_id"] for e in json.loads(m)["elements"]} for q, m in zip(questions["question_id"], questions["metadata"])}
     for question_id, steps in zip(reasoning["question_id"], reasoning["steps"]):
         cited = [step["element_id"] for step in steps if step["element_box"] is not None]

@@ -89,7 +89,8 @@ def assert_complete_groups(wh: Warehouse, n_images: int) -> None:
         dims = [d["dimension"] for d in json.loads(plan)]
         assert 1 <= len(dims) <= 5 and set(dims) <= set(DIMENSION_IDS)
     pairs = wh.query(
-        "SELECT group_id, count(*) AS n, sum(improvement::INT) AS improvements, min(length(question)) AS q,"
+        "SELECT group_id, count(*) FILTER (WHERE pair_index <= 6) AS n, sum(improvement::INT) AS improvements,"
+        " min(length(question)) AS q,"
         " min(length(answer)) AS a FROM critique_pair GROUP BY group_id"
     )
     assert set(pairs["n"]) == {6} and set(pairs["improvements"]) == {1} and pairs["q"].min() > 0 and pairs["a"].min() > 0

@@ -6,6 +6,7 @@ It answers in the shape the request's schema asks for, and what it says depends 
 
 import io
 import json
+import re
 
 from PIL import Image, ImageStat
 
@@ -31,8 +32,17 @@ def remote_model(body: dict) -> str:
         pairs = [{"question": f"What stands out in point {i}?", "answer": f"The {word} tonality shapes point {i}.",
                   "dimension": "lighting", "improvement": i == 6} for i in range(1, 7)]
         return json.dumps({"pairs": pairs})
-    if name == "verdicts":
+    if name == "paragraphs":  # the prompt says how many: "Write the <n> instructions"
+        count = int(re.search(r"Write the (\d+) instructions", wire_user_text(body)).group(1))
+        return json.dumps({"paragraphs": [{"instruction": f"Write paragraph {i} on the {word} light.", "dimension": None,
+                                           "response": f"The {word} tonality carries paragraph {i}."} for i in range(count)]})
+    if name == "verdicts":  # the prompt says how many pairs: "all <n> pairs"
+        count = int(re.search(r"all (\d+) pairs", wire_user_text(body)).group(1))
         return json.dumps({"verdicts": [{"pair": i, "instruction_consistency": True, "visual_grounding": True,
                                          "response_quality": True, "blocking_issues": [], "non_blocking_issues": []}
-                                        for i in range(1, 7)]})
+                                        for i in range(1, count + 1)]})
+    if name == "pair_verdict":
+        passed = {"pass": True, "reason": f"The answer matches the {word} image."}
+        return json.dumps({"instruction_consistency": passed, "visual_grounding": passed, "response_quality": passed,
+                           "issues": [], "decision": "accept", "reason": "All three criteria pass."})
     raise AssertionError(f"unexpected schema {name!r}: {wire_user_text(body)[:200]}")

@@ -1,10 +1,12 @@
-"""The CritiqueCanvas vocabulary and the three structured answers of the chain: plan, dialogue and verdicts.
+"""The CritiqueCanvas vocabulary and the structured answers of the chain: plan, dialogue, paragraphs and verdicts.
 
 Providers are asked for these objects (natively through the JSON Schemas below where they support it), but an
 answer is never trusted: every one goes through a validator here that either returns typed values or raises
 ``SchemaError`` with a stable reason code, so rejections can be counted and repaired by reason. Models often wrap
 JSON in code fences or put a sentence before it; the validators look for the outermost object instead of failing.
-Acceptance of a pair is computed from the verifier's checks, never read from the model.
+Acceptance of a pair is computed from the verifier's checks, never read from the model; a per-pair verdict also
+states a decision with its reason, and one that contradicts its own checks is invalid (S2.2.1: accept if and only
+if all three criteria pass and no blocking issue is present).
 """
 
 from __future__ import annotations
@@ -67,8 +69,17 @@ EMPTY_TEXT = "empty_text"
 IMPROVEMENT_COUNT = "improvement_count"
 VERDICT_COUNT = "verdict_count"
 VERDICT_PAIRS = "verdict_pairs"
+WRONG_PARAGRAPH_COUNT = "wrong_paragraph_count"
+REPEATED_INSTRUCTION = "repeated_instruction"
+INCONSISTENT_DECISION = "inconsistent_decision"
+UNEXPLAINED_FAILURE = "unexplained_failure"
 REASON_CODES = (INVALID_JSON, WRONG_SHAPE, UNKNOWN_DIMENSION, TOO_MANY_DIMENSIONS, DUPLICATE_DIMENSION, WRONG_PAIR_COUNT,
-                EMPTY_TEXT, IMPROVEMENT_COUNT, VERDICT_COUNT, VERDICT_PAIRS)
+                EMPTY_TEXT, IMPROVEMENT_COUNT, VERDICT_COUNT, VERDICT_PAIRS, WRONG_PARAGRAPH_COUNT, REPEATED_INSTRUCTION,
+                INCONSISTENT_DECISION, UNEXPLAINED_FAILURE)
+CRITERIA = ("instruction_consistency", "visual_grounding", "response_quality")
+ISSUE_CRITERIA = (*CRITERIA, "compliance")
+SEVERITIES = ("blocking", "non_blocking")
+DECISIONS = ("accept", "reject")
 
 
 # --- JSON Schemas (OpenAI json_schema strict mode and Gemini response_json_schema both accept these) -------------
@@ -106,12 +117,25 @@ DIALOGUE_SCHEMA: dict[str, Any] = _object({
     },
 }, "Critique dialogue about one image.")
 
+PARAGRAPHS_SCHEMA: dict[str, Any] = _object({
+    "paragraphs": {
+        "type": "array", "minItems": 1,
+        "description": "Single-turn paragraph instructions, each with its paragraph; as many as asked for.",
+        "items": _object({
+            "instruction": {"type": "string", "description": "A request for one coherent analytical paragraph."},
+            "dimension": {"anyOf": [_DIMENSION_ID, {"type": "null"}],
+                          "description": "The one dimension the paragraph must stay with, or null for a broad appreciation."},
+            "response": {"type": "string", "description": "The paragraph, citing concrete visual evidence."},
+        }, "One instruction and its paragraph."),
+    },
+}, "Dimension-focused paragraph instructions about one image.")
+
 VERDICTS_SCHEMA: dict[str, Any] = _object({
     "verdicts": {
-        "type": "array", "minItems": N_PAIRS, "maxItems": N_PAIRS,
-        "description": "Exactly one verdict for each pair number 1 to 6.",
+        "type": "array", "minItems": 1,
+        "description": "Exactly one verdict for each numbered pair.",
         "items": _object({
-            "pair": {"type": "integer", "minimum": 1, "maximum": N_PAIRS},
+            "pair": {"type": "integer", "minimum": 1},
             "instruction_consistency": {"type": "boolean"},
             "visual_grounding": {"type": "boolean"},
             "response_quality": {"type": "boolean"},
@@ -119,9 +143,23 @@ VERDICTS_SCHEMA: dict[str, Any] = _object({
             "non_blocking_issues": {"type": "array", "items": {"type": "string"}},
         }, "The verdict on one pair."),
     },
-}, "Verifier verdicts on the six pairs of one dialogue.")
+}, "Verifier verdicts on the numbered pairs of one image.")
 
-SCHEMAS: dict[str, dict[str, Any]] = {"plan": PLAN_SCHEMA, "dialogue": DIALOGUE_SCHEMA, "verdicts": VERDICTS_SCHEMA}
+_CRITERION = _object({"pass": {"type": "boolean"}, "reason": {"type": "string", "description": "The evidence, in one sentence."}},
+                     "One criterion's result and why.")
+PAIR_VERDICT_SCHEMA: dict[str, Any] = _object({
+    **{name: _CRITERION for name in CRITERIA},
+    "issues": {"type": "array", "items": _object({
+        "criterion": {"type": "string", "enum": list(ISSUE_CRITERIA)},
+        "severity": {"type": "string", "enum": list(SEVERITIES)},
+        "description": {"type": "string"},
+    }, "One problem found.")},
+    "decision": {"type": "string", "enum": list(DECISIONS)},
+    "reason": {"type": "string", "description": "The decision in one sentence."},
+}, "The verifier's verdict on one instruction-response pair.")
+
+SCHEMAS: dict[str, dict[str, Any]] = {"plan": PLAN_SCHEMA, "dialogue": DIALOGUE_SCHEMA, "paragraphs": PARAGRAPHS_SCHEMA,
+                                      "verdicts": VERDICTS_SCHEMA, "pair_verdict": PAIR_VERDICT_SCHEMA}
 
 
 # --- typed values -------------------------------------------------------------------------------------------
@@ -162,6 +200,22 @@ class Dialogue:
 
 
 @dataclass(frozen=True)
+class Paragraph:
+    instruction: str
+    response: str
+    dimension: str | None
+
+
+@dataclass(frozen=True)
+class Paragraphs:
+    items: tuple[Paragraph, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"paragraphs": [{"instruction": p.instruction, "dimension": p.dimension, "response": p.response}
+                               for p in self.items]}
+
+
+@dataclass(frozen=True)
 class Verdict:
     pair: int
     instruction_consistency: bool
@@ -169,6 +223,8 @@ class Verdict:
     response_quality: bool
     blocking_issues: tuple[str, ...]
     non_blocking_issues: tuple[str, ...]
+    reasons: tuple[tuple[str, str], ...] = ()  # per-pair verifier: (criterion, reason) for each criterion
+    reason: str = ""                           # per-pair verifier: the decision's reason
 
     @property
     def accepted(self) -> bool:
@@ -179,7 +235,7 @@ class Verdict:
         return {"pair": self.pair, "instruction_consistency": self.instruction_consistency,
                 "visual_grounding": self.visual_grounding, "response_quality": self.response_quality,
                 "blocking_issues": list(self.blocking_issues), "non_blocking_issues": list(self.non_blocking_issues),
-                "accepted": self.accepted}
+                "accepted": self.accepted, **({"reasons": dict(self.reasons), "reason": self.reason} if self.reason else {})}
 
 
 # --- extraction and validation ------------------------------------------------------------------------------
@@ -287,6 +343,62 @@ def parse_verdicts(text: str, n_pairs: int = N_PAIRS) -> list[Verdict]:
     return sorted(verdicts, key=lambda v: v.pair)
 
 
+def parse_paragraphs(text: str, count: int) -> Paragraphs:
+    """Checks, in order: JSON, shape, exactly ``count`` entries, non-empty texts, known ids, no instruction twice."""
+    entries = _entries(extract_json_object(text), "paragraphs")
+    raw = [(_field(e, "instruction", str, f"paragraphs[{i}]"), _field(e, "response", str, f"paragraphs[{i}]"),
+            _field(e, "dimension", (str, type(None)), f"paragraphs[{i}]")) for i, e in enumerate(entries)]
+    if len(raw) != count:
+        raise SchemaError(WRONG_PARAGRAPH_COUNT, f"expected exactly {count} paragraphs, got {len(raw)}")
+    for index, (instruction, response, _) in enumerate(raw):
+        for key, value in (("instruction", instruction), ("response", response)):
+            if not value.strip():
+                raise SchemaError(EMPTY_TEXT, f"paragraphs[{index}].{key} is empty")
+    seen = [" ".join(i.lower().split()) for i, _, _ in raw]
+    repeated = sorted({i for i in seen if seen.count(i) > 1})
+    if repeated:
+        raise SchemaError(REPEATED_INSTRUCTION, f"instruction given more than once: {repeated[0][:60]!r}")
+    return Paragraphs(tuple(Paragraph(i.strip(), r.strip(), None if d is None else _dimension_id(d, f"paragraphs[{n}].dimension"))
+                            for n, (i, r, d) in enumerate(raw)))
+
+
+def parse_pair_verdict(text: str, pair: int) -> Verdict:
+    """One pair's verdict (the per-pair verifier). Checks, in order: JSON, shape, a pass and a non-empty reason per
+    criterion, known issue criteria and severities, a decision and its reason; then consistency: a failed
+    criterion needs a blocking issue (``unexplained_failure``), and the decision must be accept exactly when every
+    criterion passes and nothing blocks (``inconsistent_decision``)."""
+    obj = extract_json_object(text)
+    if not isinstance(obj, dict):
+        raise SchemaError(WRONG_SHAPE, "the answer is not a JSON object")
+    results = {}
+    for name in CRITERIA:
+        entry = _field(obj, name, dict, "answer")
+        reason = _field(entry, "reason", str, f"answer.{name}").strip()
+        if not reason:
+            raise SchemaError(EMPTY_TEXT, f"answer.{name}.reason is empty")
+        results[name] = (_field(entry, "pass", bool, f"answer.{name}"), reason)
+    blocking, minor = [], []
+    for index, issue in enumerate(_entries(obj, "issues")):
+        where = f"issues[{index}]"
+        criterion, severity = _field(issue, "criterion", str, where), _field(issue, "severity", str, where)
+        description = _field(issue, "description", str, where).strip()
+        if criterion not in ISSUE_CRITERIA or severity not in SEVERITIES or not description:
+            raise SchemaError(WRONG_SHAPE, f"{where} needs a criterion of {', '.join(ISSUE_CRITERIA)}, a severity of"
+                                           f" {', '.join(SEVERITIES)} and a description")
+        (blocking if severity == "blocking" else minor).append(f"{criterion}: {description}")
+    decision, reason = _field(obj, "decision", str, "answer"), _field(obj, "reason", str, "answer").strip()
+    if decision not in DECISIONS or not reason:
+        raise SchemaError(WRONG_SHAPE, f"answer.decision is {decision[:20]!r} (one of {', '.join(DECISIONS)}) with a reason")
+    failed = [name for name, (passed, _) in results.items() if not passed]
+    if failed and not blocking:
+        raise SchemaError(UNEXPLAINED_FAILURE, f"{', '.join(failed)} failed but no blocking issue explains it")
+    if (decision == "accept") != (not failed and not blocking):
+        raise SchemaError(INCONSISTENT_DECISION, f"decision {decision!r} contradicts the checks: accept exactly when all"
+                                                 " three criteria pass and no issue blocks")
+    return Verdict(pair, *(results[name][0] for name in CRITERIA), tuple(blocking), tuple(minor),
+                   tuple((name, results[name][1]) for name in CRITERIA), reason)
+
+
 def parse_answer(schema_name: str, text: str) -> Plan | Dialogue | list[Verdict]:
     """One entry point for the call layer, which knows the expected object only by its schema name."""
     parsers = {"plan": parse_plan, "dialogue": parse_dialogue, "verdicts": parse_verdicts}
@@ -302,22 +414,28 @@ class PairRecord:
     pair_id: str
     group_id: str
     image_id: str
-    index: int  # 1..6, the pair's position in the dialogue and the verifier's pair number
+    index: int  # 1..6 the dialogue's pairs, then 7.. its single-turn paragraphs; the verifier's pair number
     question: str
     answer: str
     dimension: str | None
     improvement: bool
 
 
-def conversation_group_id(image_id: str, dialogue: Dialogue) -> str:
-    """Content-derived, so re-running the same dialogue for the same image names the same group."""
-    return entity_id("critique_group", digest_of({"image_id": image_id, "dialogue": dialogue.as_dict()}))
+def conversation_group_id(image_id: str, dialogue: Dialogue, paragraphs: Paragraphs | None = None) -> str:
+    """Content-derived, so re-running the same dialogue (and paragraphs) for the same image names the same group;
+    a group without paragraphs keeps the id it had before they existed."""
+    content = {"image_id": image_id, "dialogue": dialogue.as_dict(),
+               **({"paragraphs": paragraphs.as_dict()} if paragraphs and paragraphs.items else {})}
+    return entity_id("critique_group", digest_of(content))
 
 
-def group_pairs(image_id: str, dialogue: Dialogue) -> list[PairRecord]:
-    """The dialogue as six pair-level records that share one conversation-group id."""
-    group_id = conversation_group_id(image_id, dialogue)
+def group_pairs(image_id: str, dialogue: Dialogue, paragraphs: Paragraphs | None = None) -> list[PairRecord]:
+    """The dialogue, then the paragraphs, as pair-level records that share one conversation-group id (Fig. S1's
+    single-turn instructions sit beside the six-turn dialogue, numbered after it)."""
+    group_id = conversation_group_id(image_id, dialogue, paragraphs)
+    turns = [(p.question, p.answer, p.dimension, p.improvement) for p in dialogue.pairs]
+    turns += [(p.instruction, p.response, p.dimension, False) for p in (paragraphs.items if paragraphs else ())]
     return [PairRecord(pair_id=entity_id("critique_pair", digest_of([group_id, index])), group_id=group_id,
-                       image_id=image_id, index=index, question=p.question, answer=p.answer, dimension=p.dimension,
-                       improvement=p.improvement)
-            for index, p in enumerate(dialogue.pairs, start=1)]
+                       image_id=image_id, index=index, question=question, answer=answer, dimension=dimension,
+                       improvement=improvement)
+            for index, (question, answer, dimension, improvement) in enumerate(turns, start=1)]

@@ -846,6 +846,33 @@ def _plan_dimensions(plan: Mapping[str, Any]) -> list[str]:
     return ids[:MAX_DIMENSIONS]
 
 
+_BROAD_INSTRUCTION = "Write a coherent paragraph that analyses and appreciates this {w} from the perspective of visual art."
+_FOCUSED_INSTRUCTIONS = (
+    "Write a coherent paragraph analysing the {name} of this {w}, staying with that aspect only.",
+    "Compose a formal analytical paragraph that examines only the {name} of this {w} through its visible features.",
+    "In one paragraph, discuss how the {name} of this {w} works, keeping strictly to that aspect.",
+)
+
+
+def paragraphs(measures: ImageMeasures, domain: str, plan: Mapping[str, Any] | None, count: int) -> dict[str, Any]:
+    """Fig. S1's single-turn instructions with their paragraphs: first a broad appreciation (the first facet of
+    up to three planned dimensions), then one paragraph per planned dimension in plan order, cycled, each the
+    dimension's facets joined. Instructions rotate through fixed wordings so none repeats."""
+    domain = _check_domain(domain)
+    w = MEDIUM[domain]
+    planned = _plan_dimensions(plan if plan is not None else _plan(measures, domain)) or ["composition", "visual_appeal"]
+    broad = " ".join(_FACETS[d][0](measures, domain)[1] for d in planned[:3])
+    items = [{"instruction": _BROAD_INSTRUCTION.format(w=w), "dimension": None, "response": broad}]
+    for index in range(count - 1):
+        dimension, round_ = planned[index % len(planned)], index // len(planned)
+        wording = _FOCUSED_INSTRUCTIONS[round_ % len(_FOCUSED_INSTRUCTIONS)].format(name=_dimension_name(dimension), w=w)
+        if round_ >= len(_FOCUSED_INSTRUCTIONS):
+            wording += f" This is paragraph {round_ + 1} on it."
+        response = " ".join(facet(measures, domain)[1] for facet in _FACETS[dimension])
+        items.append({"instruction": wording, "dimension": dimension, "response": response})
+    return {"paragraphs": items[:count]}
+
+
 # --- verifier -------------------------------------------------------------------------------------------------
 
 _KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -1228,6 +1255,33 @@ def verdicts(measures: ImageMeasures, domain: str, dialogue: Mapping[str, Any]) 
         results.append({"pair": number, "instruction_consistency": consistent, "visual_grounding": grounded,
                         "response_quality": quality, "blocking_issues": blocking, "non_blocking_issues": minor})
     return {"verdicts": results}
+
+
+_PASSED = {
+    "instruction_consistency": "The response addresses what the instruction asks about the image.",
+    "visual_grounding": "Every checkable claim agrees with the measurements of the image.",
+    "response_quality": "The response is specific to this image and long enough to be a critique.",
+}
+
+
+def pair_verdict(measures: ImageMeasures, domain: str, pair: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-pair verifier's answer: the same measured checks as ``verdicts``, on this pair alone (so nothing
+    is compared with other pairs), with a reason per criterion, the issues by criterion and severity, and the
+    decision the checks imply."""
+    (verdict,) = verdicts(measures, domain, {"pairs": [pair]})["verdicts"]
+    issues, reasons = [], {}
+    for text in verdict["blocking_issues"]:
+        criterion, _, description = text.partition(": ")
+        issues.append({"criterion": criterion, "severity": "blocking", "description": _sentence(description)})
+    for name in ("instruction_consistency", "visual_grounding", "response_quality"):
+        failed = [i["description"] for i in issues if i["criterion"] == name]
+        reasons[name] = {"pass": verdict[name], "reason": failed[0] if failed else _PASSED[name]}
+    issues += [{"criterion": "response_quality", "severity": "non_blocking", "description": _sentence(text)}
+               for text in verdict["non_blocking_issues"]]
+    accepted = all(r["pass"] for r in reasons.values()) and not verdict["blocking_issues"]
+    reason = ("All three criteria pass and nothing blocks." if accepted
+              else f"Rejected: {issues[0]['description'][0].lower()}{issues[0]['description'][1:]}")
+    return {**reasons, "issues": issues, "decision": "accept" if accepted else "reject", "reason": reason}
 
 
 # --- shared -------------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""The offline answers to the CritiqueCanvas chain's schemas (``plan``, ``dialogue``, ``verdicts``), from
-measurements of the image itself (``heuristic_critic``).
+"""The offline answers to the CritiqueCanvas chain's schemas (``plan``, ``dialogue``, ``paragraphs``,
+``verdicts``, ``pair_verdict``), from measurements of the image itself (``heuristic_critic``).
 
 Why: the demo and the tests run the whole chain with no key and no network, through the same call layer as the
 remote providers. The answers read the structured inputs the prompt was rendered from (``request.context``:
-domain, plan, dialogue), so they depend only on the image and those inputs, never on wording.
+domain, plan, dialogue, pair), so they depend only on the image and those inputs, never on wording.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ def _measured(image: bytes) -> ImageMeasures:
 
 
 def critique_offline_answers() -> dict[str, OfflineAnswer]:
-    """The chain's three schemas, sharing one measurement cache."""
+    """The chain's schemas, sharing one measurement cache."""
     measurements = Measurements()
-    return {schema: partial(_answer, measurements, schema) for schema in ("plan", "dialogue", "verdicts")}
+    return {schema: partial(_answer, measurements, schema)
+            for schema in ("plan", "dialogue", "paragraphs", "verdicts", "pair_verdict")}
 
 
 def _answer(measurements: Measurements, schema: str, request: ModelRequest) -> dict[str, Any]:
@@ -53,6 +54,16 @@ def _answer(measurements: Measurements, schema: str, request: ModelRequest) -> d
         return heuristic_critic.plan(measures, domain)
     if schema == "dialogue":
         return heuristic_critic.dialogue(measures, domain, _as_mapping(context.get("plan")))
+    if schema == "paragraphs":
+        count = context.get("count")
+        if not isinstance(count, int) or count < 1:
+            raise Refusal("a paragraphs request needs how many to write in request.context['count']")
+        return heuristic_critic.paragraphs(measures, domain, _as_mapping(context.get("plan")), count)
+    if schema == "pair_verdict":
+        pair = _as_mapping(context.get("pair"))
+        if pair is None:
+            raise Refusal("a pair_verdict request needs the pair to judge in request.context['pair']")
+        return heuristic_critic.pair_verdict(measures, domain, pair)
     dialogue = _as_mapping(context.get("dialogue"))
     if dialogue is None or not isinstance(dialogue.get("pairs"), list):
         raise Refusal("a verdicts request needs the dialogue to judge in request.context['dialogue']")

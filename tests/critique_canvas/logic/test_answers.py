@@ -32,6 +32,25 @@ def verdicts_obj(n=6):
                           "blocking_issues": [], "non_blocking_issues": []} for i in range(1, n + 1)]}
 
 
+PARAGRAPHS = [
+    ("Write a coherent paragraph appreciating this photograph from the perspective of visual art.", None,
+     "A lone cyclist crosses a long orange wall at sunset, small on the lower left against the empty plaster."),
+    ("Compose a paragraph that examines only the lighting of this photograph.", "lighting",
+     "Raking sun from the left picks out the wall's texture and throws long shadows to the right."),
+]
+
+
+def paragraphs_obj():
+    return {"paragraphs": [{"instruction": i, "dimension": d, "response": r} for i, d, r in PARAGRAPHS]}
+
+
+def pair_verdict_obj(**changes):
+    verdict = {name: {"pass": True, "reason": f"{name} holds: the answer names the orange wall."} for name in cs.CRITERIA}
+    return {**verdict, "issues": [{"criterion": "response_quality", "severity": "non_blocking",
+                                   "description": "One sentence is a little long."}],
+            "decision": "accept", "reason": "All three criteria pass and nothing blocks.", **changes}
+
+
 def reason_of(parse, text, **kwargs):
     with pytest.raises(SchemaError) as caught:
         parse(text, **kwargs)
@@ -225,14 +244,16 @@ def test_schemas_fit_strict_structured_output():
             if node.get("type") == "array":
                 assert "items" in node, (name, path)
             if "enum" in node:
-                assert node["enum"] == list(cs.DIMENSION_IDS), (name, path)
+                assert node["enum"] in (list(cs.DIMENSION_IDS), list(cs.ISSUE_CRITERIA), list(cs.SEVERITIES),
+                                        list(cs.DECISIONS)), (name, path)
     assert cs.PLAN_SCHEMA["properties"]["dimensions"]["maxItems"] == 5
     assert cs.DIALOGUE_SCHEMA["properties"]["pairs"]["minItems"] == cs.DIALOGUE_SCHEMA["properties"]["pairs"]["maxItems"] == 6
 
 
 def test_schemas_are_valid_json_schema_and_agree_with_the_validators():
     jsonschema = pytest.importorskip("jsonschema")
-    examples = {"plan": PLAN, "dialogue": dialogue_obj(), "verdicts": verdicts_obj()}
+    examples = {"plan": PLAN, "dialogue": dialogue_obj(), "verdicts": verdicts_obj(), "paragraphs": paragraphs_obj(),
+                "pair_verdict": pair_verdict_obj()}
     for name, schema in cs.SCHEMAS.items():
         validator = jsonschema.Draft202012Validator
         validator.check_schema(schema)
@@ -242,3 +263,60 @@ def test_schemas_are_valid_json_schema_and_agree_with_the_validators():
     assert not jsonschema.Draft202012Validator(cs.DIALOGUE_SCHEMA).is_valid(bad)
     six = {"dimensions": [{"dimension": d, "reason": "seen"} for d in cs.DIMENSION_IDS[:6]]}
     assert not jsonschema.Draft202012Validator(cs.PLAN_SCHEMA).is_valid(six)
+
+
+# --- paragraphs and the per-pair verdict --------------------------------------------------------------------
+
+def test_paragraphs_need_the_asked_count_distinct_instructions_and_known_dimensions():
+    parsed = cs.parse_paragraphs(json.dumps(paragraphs_obj()), 2)
+    assert [p.dimension for p in parsed.items] == [None, "lighting"] and parsed.as_dict() == paragraphs_obj()
+    assert reason_of(cs.parse_paragraphs, json.dumps(paragraphs_obj()), count=3) == cs.WRONG_PARAGRAPH_COUNT
+    twice = paragraphs_obj()
+    twice["paragraphs"][1]["instruction"] = twice["paragraphs"][0]["instruction"].upper()
+    assert reason_of(cs.parse_paragraphs, json.dumps(twice), count=2) == cs.REPEATED_INSTRUCTION
+    unknown = paragraphs_obj()
+    unknown["paragraphs"][1]["dimension"] = "texture"
+    assert reason_of(cs.parse_paragraphs, json.dumps(unknown), count=2) == cs.UNKNOWN_DIMENSION
+    empty = paragraphs_obj()
+    empty["paragraphs"][0]["response"] = " "
+    assert reason_of(cs.parse_paragraphs, json.dumps(empty), count=2) == cs.EMPTY_TEXT
+
+
+def test_a_pair_verdict_carries_a_reason_per_criterion_and_its_decision():
+    verdict = cs.parse_pair_verdict(json.dumps(pair_verdict_obj()), 7)
+    assert verdict.pair == 7 and verdict.accepted and verdict.reason.startswith("All three")
+    assert dict(verdict.reasons) == {n: f"{n} holds: the answer names the orange wall." for n in cs.CRITERIA}
+    assert verdict.non_blocking_issues == ("response_quality: One sentence is a little long.",)
+    failed = pair_verdict_obj(visual_grounding={"pass": False, "reason": "There is no blue sky."},
+                              issues=[{"criterion": "visual_grounding", "severity": "blocking",
+                                       "description": "The answer invents a blue sky."}],
+                              decision="reject", reason="The answer invents a blue sky.")
+    rejected = cs.parse_pair_verdict(json.dumps(failed), 2)
+    assert not rejected.accepted and rejected.blocking_issues == ("visual_grounding: The answer invents a blue sky.",)
+    assert rejected.as_dict()["reasons"]["visual_grounding"] == "There is no blue sky."
+
+
+@pytest.mark.parametrize(("changes", "reason"), [
+    ({"decision": "reject"}, cs.INCONSISTENT_DECISION),                     # all pass, nothing blocks: must accept
+    ({"issues": [{"criterion": "compliance", "severity": "blocking", "description": "A visible logo."}]},
+     cs.INCONSISTENT_DECISION),                                             # a blocking issue: must reject
+    ({"response_quality": {"pass": False, "reason": "Generic."}, "decision": "reject"}, cs.UNEXPLAINED_FAILURE),
+    ({"visual_grounding": None}, cs.WRONG_SHAPE),                          # a criterion left out
+    ({"issues": [{"criterion": "taste", "severity": "blocking", "description": "x"}], "decision": "reject"}, cs.WRONG_SHAPE),
+    ({"visual_grounding": {"pass": True, "reason": " "}}, cs.EMPTY_TEXT),
+    ({"decision": "maybe"}, cs.WRONG_SHAPE),
+])
+def test_a_pair_verdict_that_contradicts_itself_is_invalid(changes, reason):
+    obj = {k: v for k, v in pair_verdict_obj(**changes).items() if v is not None}
+    assert reason_of(cs.parse_pair_verdict, json.dumps(obj), pair=1) == reason
+
+
+def test_paragraphs_follow_the_dialogue_in_its_group_and_change_its_id():
+    dialogue = parse_dialogue(json.dumps(dialogue_obj()))
+    paragraphs = cs.parse_paragraphs(json.dumps(paragraphs_obj()), 2)
+    records = group_pairs("image:abc", dialogue, paragraphs)
+    assert [r.index for r in records] == list(range(1, 9)) and len({r.group_id for r in records}) == 1
+    assert records[6].question == PARAGRAPHS[0][0] and records[7].dimension == "lighting" and not records[7].improvement
+    alone = group_pairs("image:abc", dialogue)
+    assert alone[0].group_id != records[0].group_id                  # the group's content includes its paragraphs
+    assert group_pairs("image:abc", dialogue, cs.Paragraphs(()))[0].group_id == alone[0].group_id

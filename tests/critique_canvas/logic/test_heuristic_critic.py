@@ -265,3 +265,47 @@ def test_improvement_pair_must_ask_for_and_propose_a_change(measured):
     assert verdict.visual_grounding and not verdict.instruction_consistency
     assert any("proposes no concrete change" in issue for issue in verdict.blocking_issues)
 
+
+
+# --- paragraphs and per-pair verdicts ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("count", [1, 4, 12])
+def test_paragraphs_are_valid_a_broad_one_first_then_planned_dimensions_in_order(measured, count):
+    from assets.critique_canvas.logic.answers import parse_paragraphs
+
+    for name, domain in itertools.product(("colourful", "dark", "tilted"), DOMAINS):
+        plan = hc.plan(measured[name], domain)
+        parsed = parse_paragraphs(json.dumps(hc.paragraphs(measured[name], domain, plan, count)), count)
+        planned = [d["dimension"] for d in plan["dimensions"]]
+        assert parsed.items[0].dimension is None and hc.MEDIUM[domain] in parsed.items[0].instruction
+        assert [p.dimension for p in parsed.items[1:]] == [planned[i % len(planned)] for i in range(count - 1)]
+
+
+def test_offline_paragraphs_are_judged_by_the_offline_per_pair_verifier_and_mostly_kept(measured):
+    from assets.critique_canvas.logic.answers import parse_pair_verdict
+
+    kept = []
+    for name, domain in itertools.product(IMAGES, DOMAINS):
+        m = measured[name]
+        for paragraph in hc.paragraphs(m, domain, hc.plan(m, domain), 4)["paragraphs"]:
+            pair = {"question": paragraph["instruction"], "answer": paragraph["response"],
+                    "dimension": paragraph["dimension"], "improvement": False}
+            verdict = parse_pair_verdict(json.dumps(hc.pair_verdict(m, domain, pair)), 7)  # valid: consistent decision
+            assert verdict.reason and len(verdict.reasons) == 3
+            kept.append(verdict.accepted)
+    assert sum(kept) >= 0.8 * len(kept)
+
+
+def test_the_per_pair_verdict_has_the_batch_checks_of_that_pair_alone_with_reasons(measured):
+    from assets.critique_canvas.logic.answers import parse_pair_verdict
+
+    m = measured["dark"]
+    dialogue = hc.dialogue(m, "photography")
+    wrong = {**dialogue["pairs"][0], "answer": "The image is bright and airy, with luminous highlights everywhere."}
+    batch = parse_verdicts(json.dumps(hc.verdicts(m, "photography", {"pairs": [wrong]})), 1)[0]
+    verdict = parse_pair_verdict(json.dumps(hc.pair_verdict(m, "photography", wrong)), 1)
+    assert not verdict.accepted and len(verdict.blocking_issues) == len(batch.blocking_issues)
+    assert [b.split(":")[0] for b in verdict.blocking_issues] == [b.split(":")[0] for b in batch.blocking_issues]
+    assert (verdict.instruction_consistency, verdict.visual_grounding, verdict.response_quality) == (
+        batch.instruction_consistency, batch.visual_grounding, batch.response_quality)
+    assert dict(verdict.reasons)["visual_grounding"] != "" and verdict.reason.startswith("Rejected")

@@ -64,8 +64,8 @@ def test_measurements_are_cached_by_image():
     (request("planner", b"not an image", "plan", domain="photography"), "could not be decoded"),
     (request("planner", png(dark()), "plan"), "domain is None"),
     (request("verifier", png(dark()), "verdicts", domain="painting"), "needs the dialogue"),
-    (request("repair", png(dark()), None, domain="painting"), "expected schema plan, dialogue or verdicts"),
-    (request("annotator", png(dark()), "design_label", domain="painting"), "expected schema plan, dialogue or verdicts"),
+    (request("repair", png(dark()), None, domain="painting"), "expected schema plan, dialogue, paragraphs, verdicts or pair_verdict"),
+    (request("annotator", png(dark()), "design_label", domain="painting"), "expected schema plan, dialogue, paragraphs, verdicts or pair_verdict"),
 ])
 def test_provider_refuses_what_it_cannot_answer(req, message):
     response = HeuristicProvider(critique_offline_answers(), model="heuristic-test").complete(req)

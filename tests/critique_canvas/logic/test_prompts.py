@@ -9,16 +9,20 @@ from assets.critique_canvas.logic import prompts as cp
 from assets.critique_canvas.logic.answers import DIMENSION_IDS, DOMAINS, SchemaError, parse_dialogue, parse_plan
 from tests.critique_canvas.logic.test_answers import PLAN, dialogue_obj
 
-NAMES = ("annotator_painting", "annotator_photography", "annotator_virtual", "planner", "repair", "verifier")
+NAMES = ("annotator_painting", "annotator_paragraphs", "annotator_photography", "annotator_virtual", "planner", "repair",
+         "verifier", "verifier_pair")
 PLACEHOLDERS = {
     "planner": {"domain"},
     "annotator_photography": {"plan_json"},
     "annotator_painting": {"plan_json"},
     "annotator_virtual": {"plan_json"},
-    "verifier": {"domain", "dialogue_json"},
+    "annotator_paragraphs": {"domain", "plan_json", "count"},
+    "verifier": {"domain", "dialogue_json", "n_pairs"},
+    "verifier_pair": {"domain", "instruction", "response"},
     "repair": {"schema_name", "schema_json", "invalid_answer", "error"},
 }
-ROLES = {"planner": "planner", "verifier": "verifier", "repair": "repair"}
+ROLES = {"planner": "planner", "verifier": "verifier", "verifier_pair": "verifier", "repair": "repair"}
+VERSIONS = {"verifier": "2"}  # v2: the pairs may include the paragraph instructions
 
 
 def packaged_bytes(name):
@@ -35,7 +39,7 @@ def test_every_template_loads_from_the_package():
     for name in NAMES:
         template = cp.load_template(name)
         assert template.id == f"critique/{name}"
-        assert template.version == "1"
+        assert template.version == VERSIONS.get(name, "1")
         assert template.role == ROLES.get(name, "annotator")
         assert template.placeholders == PLACEHOLDERS[name]
         on_disk = packaged_bytes(name)
@@ -53,7 +57,8 @@ def test_render_fills_every_placeholder_and_fails_clearly_without_one():
             assert value in system + user
         for missing in template.placeholders:
             partial = {k: v for k, v in values.items() if k != missing}
-            with pytest.raises(core_prompts.TemplateError, match=rf"critique/{name} v1 needs values for: \${missing}"):
+            with pytest.raises(core_prompts.TemplateError,
+                               match=rf"critique/{name} v{template.version} needs values for: \${missing}"):
                 core_prompts.render(template, **partial)
     with pytest.raises(core_prompts.TemplateError, match="must be text"):
         core_prompts.render(cp.load_template("planner"), domain=None)
@@ -79,7 +84,11 @@ def test_templates_ask_for_the_structured_objects():
     verifier = cp.load_template("verifier").system
     for key in ("instruction_consistency", "visual_grounding", "response_quality", "blocking_issues", "non_blocking_issues"):
         assert key in verifier
-    assert "from 1 to 6" in verifier
+    assert "one verdict for each pair number" in verifier
+    one = cp.load_template("verifier_pair").system
+    for key in ("instruction_consistency", "visual_grounding", "response_quality", '"decision"', '"reason"', "blocking",
+                "non_blocking", "compliance"):
+        assert key in one
 
 
 def test_domain_annotators_differ_in_emphasis():
@@ -143,10 +152,19 @@ def test_role_prompts_embed_their_inputs_deterministically():
     assert cp.annotator_prompt("painting", plan).hash == annotator.hash
     assert cp.annotator_prompt("photography", plan).hash != annotator.hash
 
-    verifier = cp.verifier_prompt("photography", dialogue)
+    verifier = cp.verifier_prompt("photography", dialogue.as_dict()["pairs"])
     shown = json.loads(verifier.user.split("check:\n", 1)[1].rsplit("\nReturn", 1)[0])
     assert [p["pair"] for p in shown["pairs"]] == [1, 2, 3, 4, 5, 6]
     assert shown["pairs"][5]["improvement"] is True and "(photography)" in verifier.system
+    assert "all 6 pairs" in verifier.user
+
+    one = cp.pair_verifier_prompt("painting", "Describe the light.", "Soft light falls from the left.")
+    assert one.template.id == "critique/verifier_pair" and "Instruction: Describe the light." in one.user
+    assert "Candidate response: Soft light falls from the left." in one.user and "(painting)" in one.system
+    paragraphs = cp.paragraphs_prompt("virtual", plan, 4)
+    assert paragraphs.template.id == "critique/annotator_paragraphs" and "Write the 4 instructions" in paragraphs.user
+    assert "exactly 4 instructions" in paragraphs.system and json.loads(
+        paragraphs.user.split("selection:\n", 1)[1].rsplit("\nWrite", 1)[0]) == PLAN
 
     error = SchemaError("wrong_pair_count", "expected exactly 6 question-answer pairs, got 5")
     repair = cp.repair_prompt("dialogue", '{"pairs": []}', error)
