@@ -30,8 +30,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from assets.image_pool.logic.clusters import CONFIRMED, DuplicateEdge, PoolCandidate, assign_clusters
+from assets.image_pool.logic.images import measure_file
 from assets.image_pool.logic.perceptual import PerceptualMatch, PerceptualMatcher, PerceptualSignature, confirm_pair, signature_from_path
-from assets.image_pool.logic.source_quality import measure_source
 from sample import synth
 
 TRANSFORMATIONS = ("resized", "aspect_resized", "recompressed", "cropped", "brightness_shifted", "flipped", "rotated",
@@ -263,12 +263,10 @@ def run_aesforge(image_dir: Path) -> AesforgeRun:
 
 def _file_quality(path: str) -> PoolCandidate:
     """The file as the pool sees it: size and quality measures (record, image and file named after the file)."""
-    data = Path(path).read_bytes()
     name = Path(path).name
-    with Image.open(path) as source:
-        rgb = source.convert("RGB")
-        quality = measure_source(source, data, rgb)
-    return PoolCandidate(name, name, name, rgb.width, rgb.height, "CC0-1.0", "allowed", "bench", **quality.to_record())
+    measured = measure_file(Path(path).read_bytes(), 10**9)
+    return PoolCandidate(name, name, name, measured.width, measured.height, "CC0-1.0", "allowed", "bench",
+                         **measured.quality.to_record())
 
 
 def cluster_with_pool_rule(image_dir: Path, run: AesforgeRun) -> tuple[dict[str, str], set[Pair], float]:

@@ -50,6 +50,10 @@ class DecodeFailure(Exception):
         self.detail = detail
         self.source_format = source_format
 
+    def __reduce__(self) -> tuple:
+        """Pickled by its fields, so a failure decided in a worker process arrives whole."""
+        return DecodeFailure, (self.reason_code, self.detail, self.source_format)
+
 
 def open_image(data: bytes, max_pixels: int | None = None) -> ImageFile.ImageFile:
     """Open the header (nothing decoded yet) with the first registered Pillow plugin that reads it.

@@ -46,6 +46,7 @@ from tqdm import tqdm
 from assets.core.logic.iteration import batched
 from assets.core.logic.progress import Progress
 from assets.core.step import Step
+from assets.core.worker_processes import WorkerFault
 from warehouse.db import Warehouse, WarehouseUnavailable, insert_rows, registered
 from warehouse.lineage import ActivityLog, Entity, utcnow
 
@@ -132,13 +133,17 @@ def is_whole_step_error(exc: BaseException) -> bool:
 
 
 def fault_of(exc: BaseException, phase: str) -> _Fault:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f"{_module_of(frames[-1].filename)}.{frames[-1].name}" if frames else "?"
-    lines = [f"{_module_of(f.filename)}:{f.name}:{f.lineno}" for f in frames]
-    digest = hashlib.sha256("\n".join(f"{_module_of(f.filename)}:{f.name}" for f in frames).encode()).hexdigest()[:12]
-    message = " ".join(str(exc).split())[:500]
-    detail = f"{type(exc).__name__}: {message} (while {phase}, raised in {where}; traceback {digest})"
-    return _Fault(type(exc).__name__, detail, "\n".join(lines[-20:]))
+    if isinstance(exc, WorkerFault):  # raised in a worker process: its own frames say where
+        type_name, text, frames = exc.type_name, exc.message, exc.frames
+    else:
+        type_name, text = type(exc).__name__, str(exc)
+        frames = [(f.filename, f.name, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__)]
+    where = f"{_module_of(frames[-1][0])}.{frames[-1][1]}" if frames else "?"
+    lines = [f"{_module_of(file)}:{name}:{line}" for file, name, line in frames]
+    digest = hashlib.sha256("\n".join(f"{_module_of(file)}:{name}" for file, name, _ in frames).encode()).hexdigest()[:12]
+    message = " ".join(text.split())[:500]
+    detail = f"{type_name}: {message} (while {phase}, raised in {where}; traceback {digest})"
+    return _Fault(type_name, detail, "\n".join(lines[-20:]))
 
 
 def _module_of(filename: str) -> str:

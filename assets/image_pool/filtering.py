@@ -3,6 +3,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
+from assets.image_pool.logic.clarity import ClarityRules, clarity_reason
 from assets.image_pool.logic.images import FilterRules, filter_reason
 from assets.image_pool.normalization import normalized_images
 from assets.image_pool.settings import PoolSettings
@@ -15,29 +16,40 @@ from warehouse.ids import digest_of
 FILTER_STAGE = "filter"
 
 
-def judge(item: Item, rules: FilterRules) -> Kept | Rejected:
-    """One record's filter decision (``item.payload`` is its row of record, license and image measures)."""
+def judge(item: Item, rules: FilterRules, clarity: ClarityRules) -> Kept | Rejected:
+    """One record's filter decision (``item.payload`` is its row of record, license and image measures): the
+    admission rules first, then the low-quality ones for the domains they judge."""
     row = item.payload
     reason = filter_reason(width=row.width, height=row.height, pixel_std=row.pixel_std, license=row.license, rules=rules)
+    if reason is None and row.domain in clarity.domains:
+        reason = clarity_reason(sharpness=_measured(row.sharpness), noise_sigma=_measured(row.noise_sigma),
+                                highlights_clipped=_measured(row.highlights_clipped),
+                                shadows_crushed=_measured(row.shadows_crushed), rules=clarity)
     return Kept(row, count="eligible") if reason is None else Rejected(*reason, value=row)
+
+
+def _measured(value: float | None) -> float | None:
+    """A measure as read from the warehouse: NULL (not measured) arrives as NaN in a numeric column."""
+    return None if value is None or value != value else float(value)
 
 
 @asset(
     metadata=writes("pool_candidate"),
-    code_version="2",
+    code_version="3",
     deps=[normalized_images],
-    description="Every decoded record judged against the filters (license allow-list, size, aspect, blank); rejections keep their reason.",
+    description="Every decoded record judged against the filters (license allow-list, size, aspect, blank, blurred, noisy, badly exposed); rejections keep their reason and measured value.",
 )
 def pool_candidates(
     context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
 ) -> MaterializeResult:
     wh = warehouse.get_warehouse()
-    rules = pool.filters.rules()
+    rules, clarity = pool.filters.rules(), pool.filters.clarity.rules()
     parameters = pool.filters.model_dump()
     rule_digest = digest_of(parameters)
     with recorded_step(context, wh, parameters) as step:
         pending = wh.query(
-            "SELECT r.record_id, r.locator, r.license, d.image_id, i.width, i.height, i.pixel_std"
+            "SELECT r.record_id, r.locator, r.license, r.domain, d.image_id, i.width, i.height, i.pixel_std,"
+            " d.sharpness, d.noise_sigma, d.highlights_clipped, d.shadows_crushed"
             " FROM source_record r"
             " JOIN record_file f ON f.record_id = r.record_id"
             " JOIN file_decode d ON d.file_sha256 = f.file_sha256"
@@ -73,6 +85,6 @@ def pool_candidates(
             )
             log.unrejected(FILTER_STAGE, [d.item.key for d in done if d.kept])
 
-        run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules), write, batch_size=pool.batch_size,
+        run_items(step, FILTER_STAGE, items, lambda item: judge(item, rules, clarity), write, batch_size=pool.batch_size,
                   total=len(pending))
     return step.result()

@@ -1,5 +1,9 @@
 """Normalization: decode each fetched file once into an upright RGB image, measure it, sign it.
 
+The decode and measures (:func:`assets.image_pool.logic.images.measure_file`) run in worker processes
+(``assets.core.worker_processes``) once a run has enough files to pay for starting them; the item loop's threads
+read the blobs and wait. Only the measures come back, never pixels.
+
 No decoded copy is stored: the original bytes stay in the blob store (``file_blob``), the normalisation parameters
 in ``file_decode``, and every later stage that needs pixels gets them from the original with
 ``assets.core.logic.normalized_pixels``. The perceptual signature is computed here, while the decoded pixels are in
@@ -9,36 +13,28 @@ is ``internal_error`` without costing the other files their decode.
 """
 
 import os
-from dataclasses import dataclass
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
-from assets.image_pool.logic.images import DecodedImage, decode_normalized
-from assets.image_pool.logic.perceptual import PerceptualSignature, compute_signature
-from assets.image_pool.logic.source_quality import SourceQuality, measure_source
+from assets.core.worker_processes import CpuPool
+from assets.image_pool.logic.images import MeasuredFile, measure_file
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
 from resources.blob_store import BlobNotFound, BlobStore, BlobStoreResource
-from resources.image_formats import DecodeFailure, open_image
+from resources.image_formats import DecodeFailure
 from resources.warehouse import WarehouseResource
 from warehouse.ids import entity_id
 from warehouse.lineage import ActivityLog, Entity
 
 DECODE_STAGE = "decode"
 BLOB_MISSING = "blob_missing"
+WORKER_PROCESSES_FROM = 100  # files pending in a run from which decoding in worker processes pays for their start-up
 # An image row's original file, for the UI's thumbnails: the first file decoded to these pixels.
 IMAGE_FILE = "(SELECT min(d.file_sha256) FROM file_decode d WHERE d.image_id = image.image_id)"
-
-
-@dataclass(frozen=True)
-class Normalized:
-    decoded: DecodedImage
-    signature: PerceptualSignature | None  # None below the signature's minimum size (the filter rejects those)
-    quality: SourceQuality  # how good a copy the file is (the representative rule reads it)
 
 
 def read_blob(store: BlobStore, item: Item[str]) -> bytes | Rejected:
@@ -52,23 +48,20 @@ def read_blob(store: BlobStore, item: Item[str]) -> bytes | Rejected:
         raise StepError(f"the blob store cannot be read ({type(exc).__name__}: {exc})") from exc
 
 
-def normalize_file(store: BlobStore, item: Item[str], max_pixels: int) -> Kept | Rejected:
-    """Decode one fetched file (``item.payload`` is its sha256), measure and sign its normalised pixels."""
+def normalize_file(store: BlobStore, item: Item[str], max_pixels: int, cpu: CpuPool | None = None) -> Kept | Rejected:
+    """Decode one fetched file (``item.payload`` is its sha256) and measure it, in a worker process given ``cpu``."""
     data = read_blob(store, item)
     if isinstance(data, Rejected):
         return data
-    try:
-        decoded = decode_normalized(data, max_pixels)
-    except DecodeFailure as failure:
-        return Rejected(failure.reason_code, failure.detail, value=failure)
-    signature = compute_signature(decoded.image) if decoded.can_be_signed else None
-    quality = measure_source(open_image(data, max_pixels), data, decoded.image)  # the header again: tables, format
-    return Kept(Normalized(decoded, signature, quality), count="decoded")
+    measured = cpu.call(measure_file, data, max_pixels) if cpu else measure_file(data, max_pixels)
+    if isinstance(measured, DecodeFailure):
+        return Rejected(measured.reason_code, measured.detail, value=measured)
+    return Kept(measured, count="decoded")
 
 
 @asset(
     metadata=writes("image", "file_decode", "image_signature", images=IMAGE_FILE),
-    code_version="3",
+    code_version="4",
     deps=[fetched_files],
     description="Upright RGB images decoded from fetched files (originals kept, no decoded copy), with size, spread, frames and perceptual signature.",
 )
@@ -93,8 +86,15 @@ def normalized_images(
             Item(entity_id("file", sha), locator or store.uri(sha), sha, sha)
             for sha, locator in pending.itertuples(index=False)
         )
-        run_items(step, DECODE_STAGE, items, lambda item: normalize_file(store, item, max_pixels), _write_normalized,
-                  batch_size=pool.batch_size, workers=os.cpu_count() or 2, total=len(pending))
+        cores = os.cpu_count() or 2
+        with CpuPool(cores) as cpu:
+            use = cpu if len(pending) >= WORKER_PROCESSES_FROM else None
+            if use:
+                step.notes["decode_processes"] = cores
+            # with worker processes, twice as many threads: one reads the next blob while another's file decodes
+            run_items(step, DECODE_STAGE, items, lambda item: normalize_file(store, item, max_pixels, use),
+                      _write_normalized, batch_size=pool.batch_size, workers=2 * cores if use else cores,
+                      total=len(pending))
         context.log.info(f"normalization summary: {dict(step.counts)}")
     return step.result(store)
 
@@ -109,16 +109,16 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
             if outcome.value is not None:
                 decodes.append(_decode_row(d.item.payload, None, outcome.value.source_format, log.activity_id))
             continue
-        r: Normalized = outcome.value
-        image_id = entity_id("image", r.decoded.pixel_sha256)
-        decodes.append(_decode_row(d.item.payload, image_id, r.decoded.source_format, log.activity_id, r.decoded)
-                       | r.quality.to_record())
+        r: MeasuredFile = outcome.value
+        image_id = entity_id("image", r.pixel_sha256)
+        decodes.append(_decode_row(d.item.payload, image_id, r.source_format, log.activity_id, r) | r.quality.to_record()
+                       | r.clarity.to_record())
         images[image_id] = {
             "image_id": image_id,
-            "pixel_sha256": r.decoded.pixel_sha256,
-            "width": r.decoded.width,
-            "height": r.decoded.height,
-            "pixel_std": r.decoded.pixel_std,
+            "pixel_sha256": r.pixel_sha256,
+            "width": r.width,
+            "height": r.height,
+            "pixel_std": r.pixel_std,
             "activity_id": log.activity_id,
         }
         if r.signature is not None:
@@ -138,7 +138,7 @@ def _write_normalized(log: ActivityLog, done: list[Done[str]]) -> None:
 
 
 def _decode_row(file_sha256: str, image_id: str | None, source_format: str | None, activity_id: str,
-                decoded: DecodedImage | None = None) -> dict:
+                decoded: MeasuredFile | None = None) -> dict:
     return {
         "file_sha256": file_sha256,
         "image_id": image_id,

@@ -7,6 +7,7 @@ from typing import Any, Optional
 from dagster import Config, ConfigurableResource
 from pydantic import Field
 
+from assets.image_pool.logic.clarity import ClarityRules
 from assets.image_pool.logic.images import FilterRules
 from assets.image_pool.logic.sources import FolderDefaults
 from resources.config_paths import ConfigPath
@@ -36,6 +37,28 @@ class FolderSourceConfig(Config):
         )
 
 
+class ClarityConfig(Config):
+    """The low-quality rules (assets/image_pool/logic/clarity.py); null switches one off."""
+
+    min_sharpness: Optional[float] = Field(
+        default=ClarityRules.min_sharpness, description="Sharpness (block Laplacian RMS over the luminance spread) below this: blurred")
+    max_noise_sigma: Optional[float] = Field(
+        default=ClarityRules.max_noise_sigma, description="Luminance noise sigma (0-255) above this: noisy")
+    max_highlights_clipped: Optional[float] = Field(
+        default=ClarityRules.max_highlights_clipped, description="Share of pixels clipped to white above this: overexposed")
+    max_shadows_crushed: Optional[float] = Field(
+        default=ClarityRules.max_shadows_crushed, description="Share of pixels crushed to black above this: underexposed")
+
+    domains: list[str] = Field(
+        default=list(ClarityRules.domains),
+        description="Pool domains these rules judge (photography | painting | virtual): blur, noise and exposure are"
+                    " camera defects, and a flat illustration or a design on white would read as blurred and overexposed")
+
+    def rules(self) -> ClarityRules:
+        return ClarityRules(self.min_sharpness, self.max_noise_sigma, self.max_highlights_clipped,
+                            self.max_shadows_crushed, tuple(self.domains))
+
+
 class FilterConfig(Config):
     min_side: int = Field(default=128, description="Shorter side below this many pixels: too_small")
     max_side: int = Field(default=16384, description="Longer side above this many pixels: too_large_dimensions")
@@ -50,6 +73,7 @@ class FilterConfig(Config):
         default=["CC0-1.0", "PDM-1.0", "CC-BY-4.0", "CC-BY-SA-4.0"],
         description="Licenses admitted to the pool, most permissive first (the order breaks representative ties)",
     )
+    clarity: ClarityConfig = Field(default_factory=ClarityConfig, description="Low-quality rules: blurred, noisy, badly exposed")
 
     def rules(self) -> FilterRules:
         return FilterRules(

@@ -4,7 +4,7 @@ import boto3
 import pytest
 
 from assets.image_pool import normalization
-from assets.image_pool.logic.images import decode_normalized
+from assets.image_pool.logic.images import measure_file
 from assets.image_pool.normalization import normalize_file
 from resources.blob_store import LocalBlobStore
 from sample import synth
@@ -45,10 +45,10 @@ def test_crash_mid_step_resumes_without_repeating_work_or_duplicating_rows(tmp_p
     def out_of_memory(data, max_pixels):
         if data == fatal:
             raise MemoryError("decoding needs more memory than the machine has")  # a whole-step cause
-        return decode_normalized(data, max_pixels)
+        return measure_file(data, max_pixels)
 
     with monkeypatch.context() as patch:
-        patch.setattr(normalization, "decode_normalized", out_of_memory)
+        patch.setattr(normalization, "measure_file", out_of_memory)
         crashed = run_pool(config)
     assert not crashed.success
     assert wh.scalar("SELECT count(*) FROM file_decode") == 6
@@ -75,11 +75,11 @@ def test_an_exception_on_one_file_is_internal_error_quarantined_until_its_conten
     bad = wh.scalar("SELECT f.file_sha256 FROM record_file f JOIN source_record r USING (record_id) WHERE r.title = 'p03'")
     calls = []
 
-    def flaky_decoder(store, item, max_pixels):
+    def flaky_decoder(store, item, max_pixels, cpu=None):
         calls.append(item.payload)
         if item.payload == bad:
             raise ValueError("injected: image (1, 1) is too small for a perceptual signature")
-        return normalize_file(store, item, max_pixels)
+        return normalize_file(store, item, max_pixels, cpu)
 
     monkeypatch.setattr(normalization, "normalize_file", flaky_decoder)
     first = run_pool(config, WITHOUT_CLIP)

@@ -49,6 +49,8 @@ class UprightImage:
     source_mode: str
     exif_orientation: int | None  # the valid EXIF orientation (1-8) that was applied; None when absent or invalid
     frame_count: int | None  # frames (animation) or pages (multipage file); None when the later ones are damaged
+    quantization: dict | None = None  # a JPEG's quantisation tables, as the header gave them
+    compression: str | None = None  # a TIFF's compression scheme
 
 
 def decode_upright(data: bytes, max_pixels: int | None = None, min_side: int | None = None) -> UprightImage:
@@ -89,7 +91,12 @@ def decode_upright(data: bytes, max_pixels: int | None = None, min_side: int | N
         rgb = _to_rgb(upright)
     except DECODER_ERRORS as exc:
         raise DecodeFailure(UNSUPPORTED_FORMAT, f"{fmt} pixels in mode {source.mode} cannot be converted to RGB: {exc}", fmt) from exc
-    return UprightImage(rgb, source.format or "unknown", source.mode, orientation, frame_count)
+    return UprightImage(rgb, source.format or "unknown", source.mode, orientation, frame_count,
+                        getattr(source, "quantization", None), _text(source.info.get("compression")))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def normalized_pixels(data: bytes, max_pixels: int | None = None, min_side: int | None = None) -> Image.Image:

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageStat
 
-from assets.core.logic.normalized_pixels import decode_upright
-from assets.image_pool.logic.perceptual import MIN_SIGNATURE_SIDE
+from assets.core.logic.normalized_pixels import UprightImage, decode_upright
+from assets.image_pool.logic.clarity import Clarity, measure_clarity
+from assets.image_pool.logic.perceptual import MIN_SIGNATURE_SIDE, PerceptualSignature, compute_signature
+from assets.image_pool.logic.source_quality import SourceQuality, measure_source
+from resources.image_formats import DecodeFailure
 
 # Reason codes of the filter rules.
 TOO_SMALL = "too_small"
@@ -25,19 +28,19 @@ EXTREME_ASPECT_RATIO = "extreme_aspect_ratio"
 LICENSE_NOT_ALLOWED = "license_not_allowed"
 REMOVED_IMAGE_PLACEHOLDER = "removed_image_placeholder"
 
-_MEASURE_SIDE = 256
+MEASURE_SIDE = 256  # the measuring copy keeps its long side at least this long
 
 
 @dataclass(frozen=True)
 class DecodedImage:
-    image: Image.Image  # RGB, EXIF orientation applied
+    upright: UprightImage  # RGB pixels, EXIF orientation applied, and what the file's header said
+    small: Image.Image  # the measuring copy (:func:`measuring_copy`)
     pixel_sha256: str  # of the decoded RGB pixels and size: equal for the same picture in any container
-    source_format: str
-    source_mode: str
-    exif_orientation: int | None  # the valid EXIF orientation (1-8) that was applied; None when absent or invalid
     pixel_std: float
-    frame_count: int | None = 1  # frames (animation) or pages (multipage TIFF); None when the later ones are damaged
-    frame_used: int = 0  # the one decoded: always the first, what a viewer shows as the still
+
+    @property
+    def image(self) -> Image.Image:
+        return self.upright.image
 
     @property
     def width(self) -> int:
@@ -60,23 +63,64 @@ def decode_normalized(data: bytes, max_pixels: int) -> DecodedImage:
     upright = decode_upright(data, max_pixels)
     rgb = upright.image
     digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode() + rgb.tobytes()).hexdigest()
-    return DecodedImage(
-        image=rgb,
-        pixel_sha256=digest,
-        source_format=upright.source_format,
-        source_mode=upright.source_mode,
-        exif_orientation=upright.exif_orientation,
-        pixel_std=pixel_spread(rgb),
-        frame_count=upright.frame_count,
-    )
+    small = measuring_copy(rgb)
+    return DecodedImage(upright=upright, small=small, pixel_sha256=digest, pixel_std=pixel_spread(small))
+
+
+def measuring_copy(rgb: Image.Image) -> Image.Image:
+    """The small copy the spread and tone measures read: box-reduced by the largest whole factor that keeps the
+    long side at least MEASURE_SIDE (a reduce costs a fraction of a resize and copies nothing else)."""
+    factor = max(1, max(rgb.size) // MEASURE_SIDE)
+    return rgb.reduce(factor) if factor > 1 else rgb
 
 
 def pixel_spread(image: Image.Image) -> float:
-    """Largest per-channel standard deviation on a small copy: ~0 for blank or near-uniform images. Computed from
+    """Largest per-channel standard deviation (of the measuring copy): ~0 for blank or near-uniform images. From
     the channel histograms (Pillow's ``ImageStat``, in C), a tenth of the time of a float array's."""
-    small = image.copy()
-    small.thumbnail((_MEASURE_SIDE, _MEASURE_SIDE), Image.Resampling.BOX)
-    return float(max(ImageStat.Stat(small).stddev))
+    return float(max(ImageStat.Stat(image).stddev))
+
+
+@dataclass(frozen=True)
+class MeasuredFile:
+    """What normalisation keeps of one decoded file: measures, no pixels (every later stage reads those again from
+    the original), so it is small enough to come back from a worker process."""
+
+    pixel_sha256: str
+    width: int
+    height: int
+    pixel_std: float
+    source_format: str
+    source_mode: str
+    exif_orientation: int | None
+    frame_count: int | None
+    signature: PerceptualSignature | None  # None below the signature's minimum size (the filter rejects those)
+    quality: SourceQuality  # how good a copy the file is (the representative rule reads it)
+    clarity: Clarity  # sharpness, noise, crushed shadows (the low-quality filter reads them)
+    frame_used: int = 0  # the one decoded: always the first, what a viewer shows as the still
+
+
+def measure_file(data: bytes, max_pixels: int) -> MeasuredFile | DecodeFailure:
+    """Decode one file's bytes once and take every measure the pool keeps: digest, size, spread, perceptual
+    signature, source quality, clarity. A file that gives no image returns its :class:`DecodeFailure` (a decided outcome,
+    not an error)."""
+    try:
+        decoded = decode_normalized(data, max_pixels)
+    except DecodeFailure as failure:
+        return failure
+    upright = decoded.upright
+    return MeasuredFile(
+        pixel_sha256=decoded.pixel_sha256,
+        width=decoded.width,
+        height=decoded.height,
+        pixel_std=decoded.pixel_std,
+        source_format=upright.source_format,
+        source_mode=upright.source_mode,
+        exif_orientation=upright.exif_orientation,
+        frame_count=upright.frame_count,
+        signature=compute_signature(decoded.image) if decoded.can_be_signed else None,
+        quality=measure_source(upright, data, decoded.small),
+        clarity=measure_clarity(decoded.image, decoded.small),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ verification). Each measure is cheap and reads only the file's header or a bound
   on a central crop at full resolution. Natural images keep a similar share at every scale; an upscaled copy has
   lost it (about 0.1 against 0.5–1 for a native picture), so the representative rule can see that its extra
   pixels carry nothing.
-- ``tones``: mean luminance, its 99.5th percentile and the share of clipped highlights (>= 250) on a small copy.
+- ``tones``: mean luminance, its 99.5th percentile and the share of clipped highlights (>= 250) of the small copy
+  the pool measures (its luminance histogram: exact, and no array of pixels).
   Which of two differently exposed copies is the original cannot be read from one file; from a pair it often can
   (:func:`exposure_edited`): brightening clips highlights the other copy still has, darkening leaves the top of the
   range empty that the other copy reaches without clipping.
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from assets.core.logic.normalized_pixels import UprightImage
+
 DETAIL_CROP = 256  # side of the central full-resolution crop ``fine_detail`` reads
-TONE_SIDE = 128  # long side of the small copy the tone measures read
 CLIPPED_LUMA = 250  # a highlight this bright (0-255) has lost its detail
 
 LOSSLESS_FORMATS = frozenset({"PNG", "BMP", "PPM", "TGA", "QOI", "SGI", "PCX", "ICO", "DIB", "XBM"})
@@ -75,25 +77,33 @@ def jpeg_quality(quantization: dict | None) -> int | None:
     return int(np.argmin(np.abs(_IJG_SUMS - total))) + 1
 
 
-def is_lossless(source: Image.Image, data: bytes) -> bool:
+def is_lossless(source_format: str, compression: str | None, data: bytes) -> bool:
     """Whether the container kept the pixels exactly (a palette GIF has already quantised colours: lossy)."""
-    fmt = (source.format or "").upper()
+    fmt = source_format.upper()
     if fmt in LOSSLESS_FORMATS:
         return True
     if fmt == "TIFF":
-        return str(source.info.get("compression", "raw")) in _LOSSLESS_TIFF
+        return (compression or "raw") in _LOSSLESS_TIFF
     if fmt == "WEBP":
         return b"VP8L" in data[:64] or (b"VP8X" in data[:16] and b"VP8L" in data[:4096] and b"VP8 " not in data[:4096])
     return False
 
 
 def fine_detail(rgb: Image.Image) -> float | None:
-    """RMS of the finest Laplacian-pyramid band over the next coarser one, on a central crop at full resolution."""
+    """:func:`band_ratio` of a central crop at full resolution: low for an upscale, whose extra pixels add nothing."""
     side = min(DETAIL_CROP, rgb.width, rgb.height) // 4 * 4
     if side < 16:
         return None
     left, top = (rgb.width - side) // 2, (rgb.height - side) // 2
-    luma = np.asarray(rgb.crop((left, top, left + side, top + side)).convert("L"), dtype=np.float32)
+    return band_ratio(np.asarray(rgb.crop((left, top, left + side, top + side)).convert("L"), dtype=np.float32))
+
+
+def band_ratio(luma: np.ndarray) -> float | None:
+    """RMS of the finest Laplacian-pyramid band over the next coarser one (None: too small, or flat at both)."""
+    h, w = luma.shape[0] // 4 * 4, luma.shape[1] // 4 * 4
+    if min(h, w) < 16:
+        return None
+    luma = luma[:h, :w]
     half = _halve(luma)
     quarter = _halve(half)
     finest = luma - _double(half)
@@ -105,24 +115,39 @@ def fine_detail(rgb: Image.Image) -> float | None:
 
 
 def _halve(square: np.ndarray) -> np.ndarray:
-    h, w = square.shape
-    return square.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+    """2 x 2 box means."""
+    return (square[0::2, 0::2] + square[1::2, 0::2] + square[0::2, 1::2] + square[1::2, 1::2]) * np.float32(0.25)
 
 
 def _double(square: np.ndarray) -> np.ndarray:
-    """Bilinear doubling: a smooth (upscaled) signal comes back almost exactly, so only real detail is left over."""
-    h, w = square.shape
-    return np.asarray(Image.fromarray(square, mode="F").resize((2 * w, 2 * h), Image.Resampling.BILINEAR))
+    """Bilinear doubling with pixel centres aligned (edges repeated): a smooth (upscaled) signal comes back almost
+    exactly, so only real detail is left over."""
+    return _double_axis(_double_axis(square, 0), 1)
 
 
+def _double_axis(values: np.ndarray, axis: int) -> np.ndarray:
+    """Each sample becomes two, at a quarter step either side: 3/4 of it plus 1/4 of its neighbour on that side."""
+    before = np.concatenate([np.take(values, [0], axis), np.take(values, range(values.shape[axis] - 1), axis)], axis)
+    after = np.concatenate([np.take(values, range(1, values.shape[axis]), axis), np.take(values, [-1], axis)], axis)
+    three_quarters = np.float32(0.75) * values
+    pair = np.stack([three_quarters + np.float32(0.25) * before, three_quarters + np.float32(0.25) * after], axis + 1)
+    shape = list(values.shape)
+    shape[axis] *= 2
+    return pair.reshape(shape)
 
-def tones(rgb: Image.Image) -> tuple[float, float, float]:
-    """(mean luminance, its 99.5th percentile, share of pixels at CLIPPED_LUMA or above) of a small copy."""
-    small = rgb.convert("L")
-    small.thumbnail((TONE_SIDE, TONE_SIDE), Image.Resampling.BOX)
-    luma = np.asarray(small, dtype=np.float32)
-    return (round(float(luma.mean()), 2), round(float(np.percentile(luma, 99.5)), 2),
-            round(float((luma >= CLIPPED_LUMA).mean()), 5))
+
+def tones(image: Image.Image) -> tuple[float, float, float]:
+    """(mean luminance, its 99.5th percentile as numpy interpolates it, share of pixels at CLIPPED_LUMA or above),
+    read from the luminance histogram."""
+    counts = np.asarray(image.convert("L").histogram(), dtype=np.int64)
+    n = int(counts.sum())
+    cumulative = np.cumsum(counts)
+    rank = 0.995 * (n - 1)
+    below = int(np.floor(rank))
+    low, high = np.searchsorted(cumulative, [below, min(below + 1, n - 1)], side="right")
+    top = low + (rank - below) * (high - low)
+    mean = float(counts @ np.arange(256)) / n
+    return round(mean, 2), round(float(top), 2), round(float(counts[CLIPPED_LUMA:].sum()) / n, 5)
 
 
 EXPOSURE_MIN_GAIN = 1.08  # mean luminance ratio below which two copies count as equally exposed
@@ -145,14 +170,15 @@ def exposure_edited(brighter: tuple[float, float, float], darker: tuple[float, f
     return None
 
 
-def measure_source(source: Image.Image, data: bytes, rgb: Image.Image) -> SourceQuality:
-    """Every measure of one file: ``source`` as opened (format, tables), ``rgb`` its decoded upright pixels."""
-    fmt = (source.format or "").upper()
-    luma_mean, luma_top, highlights_clipped = tones(rgb)
+def measure_source(upright: UprightImage, data: bytes, small: Image.Image) -> SourceQuality:
+    """Every measure of one file: ``upright`` as decoded (format, tables, pixels), ``small`` the pool's measuring
+    copy of its pixels (:func:`assets.image_pool.logic.images.measuring_copy`)."""
+    fmt = upright.source_format.upper()
+    luma_mean, luma_top, highlights_clipped = tones(small)
     return SourceQuality(
-        lossless=is_lossless(source, data),
-        jpeg_quality=jpeg_quality(getattr(source, "quantization", None)) if fmt in ("JPEG", "MPO") else None,
-        fine_detail=fine_detail(rgb),
+        lossless=is_lossless(fmt, upright.compression, data),
+        jpeg_quality=jpeg_quality(upright.quantization) if fmt in ("JPEG", "MPO") else None,
+        fine_detail=fine_detail(upright.image),
         luma_mean=luma_mean,
         luma_top=luma_top,
         highlights_clipped=highlights_clipped,

@@ -12,8 +12,8 @@ from assets.image_pool.logic.clusters import (
     assign_clusters,
     derived_images,
 )
-from assets.image_pool.logic.perceptual import PerceptualMatcher, compute_signature, confirm_pair
-from assets.image_pool.logic.source_quality import measure_source
+from assets.image_pool.logic.images import measure_file
+from assets.image_pool.logic.perceptual import PerceptualMatcher, confirm_pair
 from sample import synth
 
 ALLOW = ["CC0-1.0", "CC-BY-4.0"]
@@ -145,12 +145,11 @@ def _encoded(image: Image.Image, **save) -> tuple[Image.Image, bytes]:
 def _cluster_of_copies(original: Image.Image, copies: dict[str, tuple[Image.Image, dict]], original_save: dict):
     files = {"original": _encoded(original, **original_save), **{k: _encoded(img, **save) for k, (img, save) in copies.items()}}
     candidates, signatures = [], {}
-    for name, (source, data) in files.items():
-        rgb = source.convert("RGB")
-        quality = measure_source(source, data, rgb)
-        signatures[name] = compute_signature(rgb)
-        candidates.append(PoolCandidate(f"rec-{name}", name, f"sha-{name}", rgb.width, rgb.height, "CC0-1.0", "allowed",
-                                        "painting", **quality.to_record()))
+    for name, (_, data) in files.items():
+        measured = measure_file(data, 10**8)
+        signatures[name] = measured.signature
+        candidates.append(PoolCandidate(f"rec-{name}", name, f"sha-{name}", measured.width, measured.height, "CC0-1.0",
+                                        "allowed", "painting", **measured.quality.to_record()))
     matcher: PerceptualMatcher[str] = PerceptualMatcher()
     order = sorted(signatures, key=lambda n: n != "original")[::-1]  # copies first: the original is matched last
     edges = [DuplicateEdge(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score, m.covered_a, m.covered_b, m.edited)

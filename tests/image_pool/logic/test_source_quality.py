@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageOps
 
-from assets.image_pool.logic.source_quality import (
-    exposure_edited,
-    fine_detail,
-    is_lossless,
-    jpeg_quality,
-    measure_source,
-    tones,
-)
+from assets.image_pool.logic.images import measure_file
+from assets.image_pool.logic.source_quality import exposure_edited, fine_detail, is_lossless, jpeg_quality, tones
 from sample import synth
 
 
@@ -34,15 +28,20 @@ def test_jpeg_quality_is_read_back_from_the_quantisation_tables(quality):
     assert jpeg_quality(source.quantization) == quality
 
 
+def _lossless(image: Image.Image, **save) -> bool:
+    source, data = _reopened(image, **save)
+    return is_lossless(source.format, source.info.get("compression"), data)
+
+
 def test_lossless_containers_and_lossy_ones():
     image = _photo()
-    assert is_lossless(*_reopened(image, format="PNG"))
-    assert is_lossless(*_reopened(image, format="WEBP", lossless=True))
-    assert not is_lossless(*_reopened(image, format="WEBP", quality=80))
-    assert not is_lossless(*_reopened(image, format="JPEG", quality=95))
-    assert is_lossless(*_reopened(image, format="TIFF", compression="tiff_lzw"))
-    assert not is_lossless(*_reopened(image, format="TIFF", compression="jpeg"))
-    assert not is_lossless(*_reopened(image.convert("P"), format="GIF"))  # colours already quantised
+    assert _lossless(image, format="PNG")
+    assert _lossless(image, format="WEBP", lossless=True)
+    assert not _lossless(image, format="WEBP", quality=80)
+    assert not _lossless(image, format="JPEG", quality=95)
+    assert _lossless(image, format="TIFF", compression="tiff_lzw")
+    assert not _lossless(image, format="TIFF", compression="jpeg")
+    assert not _lossless(image.convert("P"), format="GIF")  # colours already quantised
 
 
 def test_an_upscale_has_less_fine_detail_than_its_original():
@@ -58,12 +57,27 @@ def test_fine_detail_needs_two_octaves_and_some_contrast():
 
 def test_measure_source_fills_every_column():
     image = _photo()
-    source, data = _reopened(image, format="JPEG", quality=88)
-    record = measure_source(source, data, source.convert("RGB")).to_record()
+    _, data = _reopened(image, format="JPEG", quality=88)
+    record = measure_file(data, 10**8).quality.to_record()
     assert record["jpeg_quality"] == 88 and record["lossless"] is False
-    assert record["fine_detail"] > 0
-    png, png_data = _reopened(image, format="PNG")
-    assert measure_source(png, png_data, png.convert("RGB")).to_record()["jpeg_quality"] is None
+    assert record["fine_detail"] > 0 and 0 < record["luma_mean"] < record["luma_top"] <= 255
+    _, png_data = _reopened(image, format="PNG")
+    assert measure_file(png_data, 10**8).quality.to_record()["jpeg_quality"] is None
+
+
+def test_tones_read_from_the_histogram_equal_numpy_on_the_pixels():
+    image = _photo(3, (333, 217))
+    luma = np.asarray(image.convert("L"), dtype=np.float64)
+    assert tones(image) == (round(luma.mean(), 2), round(float(np.percentile(luma, 99.5)), 2),
+                            round(float((luma >= 250).mean()), 5))
+
+
+def test_fine_detail_doubling_is_pillows_bilinear():
+    from assets.image_pool.logic.source_quality import _double
+
+    square = np.random.default_rng(0).random((24, 16)).astype(np.float32) * 255
+    pillow = np.asarray(Image.fromarray(square, mode="F").resize((32, 48), Image.Resampling.BILINEAR))
+    assert np.abs(_double(square) - pillow).max() < 1e-3
 
 
 def _full_range_photo() -> Image.Image:
