@@ -2,8 +2,9 @@
 
 Only images not yet scanned are compared, against everything scanned before (whose hashes are
 indexed in memory; their thumbnails are read only when a candidate needs verifying). Each new
-image is one item of the item loop, matched and then indexed, so an image whose stored signature
-cannot be read or matched is ``internal_error`` and the others are still scanned.
+image is one item of the item loop; a batch of them is matched with one index lookup and then
+indexed, so an image whose stored signature cannot be read or matched is ``internal_error`` (the
+loop matches a failing batch item by item) and the others are still scanned.
 
 Signatures made by an older signature version are first made again from the image's original file
 (stage ``resign``), so old and new images are compared by the same hashes.
@@ -54,9 +55,16 @@ def resign_image(store: BlobStore, item: Item[str]) -> Kept | Rejected:
     return Kept(compute_signature(normalized_pixels(data)), count="signatures_remade")
 
 
-def match_image(matcher: PerceptualMatcher, item: Item[dict]) -> Kept:
-    """Match one new image (``item.payload`` is its stored signature row) against everything indexed, then index it."""
-    return Kept(matcher.match_one(item.key, PerceptualSignature.from_record(item.payload)), count="images_scanned")
+def read_signature(item: Item[dict]) -> Kept:
+    """One new image's stored signature row, read (a damaged row is this item's internal_error)."""
+    return Kept(PerceptualSignature.from_record(item.payload), count="images_scanned")
+
+
+def match_images(matcher: PerceptualMatcher, done: list[Done[dict]]) -> list[Kept]:
+    """Match a batch of new images, each against everything indexed and the batch's earlier images, then index
+    them; one index lookup serves the batch (the item loop matches the items one by one if the batch fails)."""
+    found = matcher.match_batch([(d.item.key, d.outcome.value) for d in done])
+    return [Kept(matches, count="images_scanned") for matches in found]
 
 
 @asset(
@@ -95,5 +103,6 @@ def perceptual_duplicates(
                 Evidence(m.a, m.b, f"perceptual:{m.method}", m.distance, m.score, None, m.covered_a, m.covered_b, m.edited)
                 for m in matches))
 
-        run_items(step, PERCEPTUAL_SCAN, items, lambda item: match_image(matcher, item), write, batch_size=pool.batch_size)
+        run_items(step, PERCEPTUAL_SCAN, items, read_signature, write, batch_size=pool.batch_size,
+                  finish=lambda done: match_images(matcher, done))
     return step.result()

@@ -932,3 +932,79 @@ class PerceptualMatcher(Generic[K]):
                 yield from self.match_one(key, signature)
         finally:
             self._batch.clear()
+
+    def match_batch(self, items: list[tuple[K, PerceptualSignature]]) -> list[list[PerceptualMatch[K]]]:
+        """What :meth:`match_one` would give for each item in turn (each against everything indexed and the
+        batch's earlier items), with one index lookup for the whole batch instead of one per image: the lookups'
+        fixed cost is most of an image's matching. Nothing is indexed unless the whole batch is matched, so a
+        batch that fails can be matched again item by item."""
+        keys = [key for key, _ in items]
+        if len(set(keys)) < len(keys) or any(key in self._ids for key in keys):
+            raise ValueError("a key is repeated in the batch or already indexed")
+        if not items:
+            return []
+        first = len(self._keys)
+        queries = [_queries(signature.hashes, self.params) for _, signature in items]
+        batch = _BatchIndex([signature.hashes for _, signature in items], self.params.n_chunks)
+        frames, views = _stacked(queries, 0, _FRAME_SLOT_FILTER), _stacked(queries, 2, _VIEW_SLOT_FILTER)
+        frame_hits = _split_hits([self._frames.query(*frames), batch.frames.query(*frames)], len(_FRAME_SLOT_FILTER),
+                                 len(items), first)
+        view_hits = _split_hits([self._views.query(*views), batch.views.query(*views)], len(_VIEW_SLOT_FILTER),
+                                len(items), first)
+
+        def aspect_milli(item: int) -> int:
+            return self._aspect_milli[item] if item < first else items[item - first][1].hashes.aspect_milli
+
+        def key_of(item: int) -> K:
+            return self._keys[item] if item < first else keys[item - first]
+
+        self._batch.update(items)
+        try:
+            results = []
+            for i, (key, signature) in enumerate(items):
+                hints = _hints_from(frame_hits[i], view_hits[i], signature, aspect_milli, self.params)
+                signatures = self._signatures_for([key_of(other) for other in hints])
+                results.append([m for other, other_hints in hints.items()
+                                if (m := _first_verified(key_of(other), key, signatures[key_of(other)], signature,
+                                                         other_hints, self.params)) is not None])
+        finally:
+            for key in keys:
+                self._batch.pop(key, None)
+        for key, signature in items:
+            self._add(key, signature.hashes)
+            self._remember(key, signature)
+        return results
+
+
+class _BatchIndex:
+    """The batch's own hashes, indexed like the matcher's, for its images' lookups among themselves."""
+
+    def __init__(self, hashes: list[PerceptualHashes], n_chunks: int) -> None:
+        self.frames = MultiIndexHammingIndex(64, n_chunks, codes_per_item=2)
+        self.views = MultiIndexHammingIndex(64, n_chunks, codes_per_item=_VIEW_SLOTS)
+        for h in hashes:
+            self.frames.add([h.phash, h.dhash])
+            self.views.add([*h.window_hashes, *h.centre_hashes, *h.derotated_hashes])
+
+
+def _stacked(queries: list[tuple], at: int, slots: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Every image's codes of one kind (frames: ``at`` 0, views: 2) in one lookup, with their radii and slots."""
+    return ([code for q in queries for code in q[at]], np.concatenate([q[at + 1] for q in queries]),
+            np.tile(slots, (len(queries), 1)))
+
+
+def _split_hits(found: list[Hits], per_image: int, n_images: int, first: int) -> list[Hits]:
+    """One lookup's hits (against the index, then against the batch) per image, numbered within the image as
+    :func:`_hints_from` expects and in the order one image's lookup gives them (query, then item and slot); a
+    batch image keeps only its hits on the batch's earlier images (ids from ``first``), which is what
+    :meth:`PerceptualMatcher.match_one` would have seen."""
+    indexed, own = found
+    earlier = own.item < own.query // per_image
+    query = np.concatenate([indexed.query, own.query[earlier]])
+    item = np.concatenate([indexed.item, own.item[earlier] + first])
+    slot = np.concatenate([indexed.slot, own.slot[earlier]])
+    distance = np.concatenate([indexed.distance, own.distance[earlier]])
+    order = np.lexsort((slot, item, query))  # query // per_image is the image: query order sorts images too
+    query, item, slot, distance = query[order], item[order], slot[order], distance[order]
+    bounds = np.searchsorted(query // per_image, np.arange(n_images + 1))
+    return [Hits(query[a:b] % per_image, item[a:b], slot[a:b], distance[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]

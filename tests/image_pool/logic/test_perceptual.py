@@ -327,3 +327,23 @@ def test_a_grey_picture_matches_its_copy_with_a_coloured_logo_but_not_a_colouris
     grey = synth.render_photo(8, (640, 480)).convert("L").convert("RGB")
     assert [(m.a, m.b) for m in match_pair(grey, jpeg_roundtrip(synth.overlaid(grey, 2), 92))] == [("original", "copy")]
     assert match_pair(grey, synth.recoloured(grey, 4)) == []
+
+
+def test_a_batch_matches_exactly_as_one_image_at_a_time_and_a_failed_batch_indexes_nothing() -> None:
+    """match_batch is match_one with one lookup per batch: the same pairs, scores and order, whether a copy falls
+    in the batch of its original or in a later one; a refused batch leaves the matcher as it was."""
+    items = []
+    for seed in range(12):
+        original = RENDERERS[("photo", "painting", "virtual")[seed % 3]](seed, SIZE)
+        items.append((f"o{seed}", compute_signature(original)))
+        if seed % 2 == 0:
+            items.append((f"c{seed}", compute_signature(list(COPIES.values())[seed % len(COPIES)](original))))
+    items.insert(3, ("late-copy", compute_signature(synth.resized(RENDERERS["photo"](9, SIZE), 0.6))))  # before o9
+    one: PerceptualMatcher[str] = PerceptualMatcher()
+    expected = [one.match_one(key, signature) for key, signature in items]
+    batched: PerceptualMatcher[str] = PerceptualMatcher()
+    got = [matches for start in range(0, len(items), 5) for matches in batched.match_batch(items[start:start + 5])]
+    assert got == expected and sum(map(len, got)) >= 6
+    with pytest.raises(ValueError, match="already indexed"):
+        batched.match_batch([("fresh", items[0][1]), items[1]])
+    assert len(batched) == len(items) and batched.match_batch([("fresh", items[0][1])])[0][0].a == items[0][0]
