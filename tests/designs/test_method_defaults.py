@@ -68,7 +68,8 @@ def test_crellos_own_split_puts_test_designs_on_the_benchmark_up_to_its_size(tmp
     names = _designs(fixture)
     folders = _source(tmp_path / "src", fixture, {"test": names[:5], "validation": names[5:6], "train": names[6:]})
     settings = {"folders": [str(f) for f in folders.values()], "benchmark_designs": 3, "benchmark_fraction": 0.5}
-    _, wh = _build(tmp_path / "honour", settings, ["design_records", "design_splits"])
+    _, wh = _build(tmp_path / "honour", settings, ["design_records", "design_splits", "perturbed_designs", "design_renders",
+                                                   "design_review_sheet"])
     sides = dict(wh.query("SELECT d.source_design_id, s.split FROM design_split s JOIN design d ON d.design_id ="
                           " s.base_design_id").itertuples(index=False))
     assert {n for n, side in sides.items() if side == "benchmark"} < set(names[:5])
@@ -79,6 +80,9 @@ def test_crellos_own_split_puts_test_designs_on_the_benchmark_up_to_its_size(tmp
                       " ON d.design_id = x.entity_id WHERE x.stage = 'design_split' AND x.reason_code = 'beyond_benchmark_size'")
     assert len(beyond) == 2 and set(beyond["name"]) == set(names[:5]) - set(sides)
     assert all(entity in detail for entity, detail in beyond[["entity_id", "detail"]].itertuples(index=False))
+    # Nobody is asked about them: only the variants of dealt designs get review items.
+    reviewed = wh.query("SELECT DISTINCT d.base_design_id FROM design_review_item i JOIN design d USING (design_id)")
+    assert set(reviewed["base_design_id"]) == set(wh.query("SELECT base_design_id FROM design_split")["base_design_id"])
 
     # source_splits: ignore deals every design by the quota, whatever its folder is called.
     _, wh = _build(tmp_path / "ignore", {**settings, "source_splits": "ignore"}, ["design_records", "design_splits"])
