@@ -48,7 +48,8 @@ def _config(folder: Path, archive: Path, expected: dict, generator_url: str | No
     """The world's config; with ``generator_url``, the loopback text-to-image model that illustrates the poem."""
     mirror = archive / "images"
     pool = {"folders": [{"path": str(folder / "images"), "license": "CC0-1.0", "provider": "test", "redistribution": "allowed"}],
-            "filters": {"license_allowlist": ["CC0-1.0", "reddit-user-content"]}}
+            "filters": {"license_allowlist": ["CC0-1.0", "reddit-user-content"],
+                        "clarity": {"domains": []}}}  # pool_folder's images are noise: the low-quality rules would drop them
     photocritique = {
         "id_lists": [str(archive / "ids" / "test_ids.txt")], "dumps": [str(archive / "dumps" / "monthly"),
                                                                      str(archive / "dumps" / "subreddit")],
