@@ -330,10 +330,14 @@ def assign_clusters(
             members_of[centre_of[image]].append(image)
         cluster_ids = {}
         for centre, members in members_of.items():
-            cluster_records = sorted((c for image in members for c in records[image]), key=lambda c: _sort_key(key[c.record_id]))
+            # The star's centre is the representative image (every member was verified against it); its best record
+            # leads. Sorting all the records afresh could put another image first: the rule compares resolutions of
+            # different shapes only where one frame holds the other, so it is not a total order.
+            representative = min(records[centre], key=lambda c: _sort_key(key[c.record_id]))
+            cluster_records = [representative, *sorted((c for image in members for c in records[image] if c is not representative),
+                                                      key=lambda c: _sort_key(key[c.record_id]))]
             cluster_id = entity_id("cluster", digest_of(sorted(members)))
             cluster_ids[centre] = cluster_id
-            representative = cluster_records[0]
             reason = _reason(key[representative.record_id], key[cluster_records[1].record_id]) if len(cluster_records) > 1 else None
             for member in cluster_records:
                 is_rep = member is representative
