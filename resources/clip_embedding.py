@@ -79,8 +79,8 @@ class ClipEmbedder:
 
         A loader is a zero-argument callable returning a PIL image, called in a decode worker process, so it must
         pickle: a module-level function, or ``functools.partial`` of one over picklable arguments (a path, the
-        file's bytes). Workers are forked on Linux; elsewhere they are spawned and import the loader's module, which
-        should then import neither torch nor Dagster. Whatever the loader or the resize raises becomes that item's
+        file's bytes). Workers are spawned (never forked, see ``resources.clip_pixels``) and import the loader's
+        module, which should then import neither torch nor Dagster. Whatever the loader or the resize raises becomes that item's
         ``PixelsFailed`` (type, message, where), never its batch's; embeddings are (dim,) float32 unit vectors.
         ``decode_workers`` overrides the embedder's (0: decode in this process, which accepts any callable). At most
         about two batches are decoded ahead of the consumer, so memory is flat in the number of items; results

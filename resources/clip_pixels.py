@@ -8,7 +8,6 @@ input (150 KB at 224 px), a quarter of its float32 tensor.
 
 from __future__ import annotations
 
-import sys
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,10 +23,11 @@ from PIL import Image, ImageOps
 K = TypeVar("K")
 Loader = Callable[[], Image.Image]  # a zero-argument callable giving one image; must pickle to run in a worker
 MAX_CHUNK = 16  # work items per task sent to a worker: fewer round trips, while the window stays spread over workers
-# Workers are forked on Linux, as torch's DataLoader does: they start at once, import nothing and share the parent's
-# memory, and they only run Pillow (never torch or CUDA, which a forked child must not touch). Elsewhere they are
-# spawned, and then import the loader's module and the parent's main module.
-START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+# Workers are spawned, never forked: the step process that embeds holds DuckDB connections and torch, neither of
+# which survives a fork (DuckDB's threads are not in the child, duckdb/duckdb-python#292; a forked child of a step
+# process died with SIGSEGV in our tests). A spawned worker imports the loader's module and this one (Pillow and
+# numpy), once per embedding pass.
+START_METHOD = "spawn"
 
 
 class PixelsFailed(Exception):
