@@ -40,9 +40,6 @@ UNDEREXPOSED = "underexposed"
 
 BLOCK = 16  # side of the blocks the sharpness and noise measures compare
 NOISE_CROP = 256  # side of the full-resolution central crop the noise measure reads
-_LAPLACIAN = ((0, 1, 0), (1, -4, 1), (0, 1, 0))
-_BINOMIAL = tuple(tuple(a * b / 16 for b in (1, 2, 1)) for a in (1, 2, 1))  # lifts the Laplacian off 8-bit rounding noise
-_NOISE_MASK = ((1, -2, 1), (-2, 4, -2), (1, -2, 1))  # Immerkaer: zero response to any plane
 
 
 CRUSHED_LUMA = 5  # a shadow this dark (0-255) has lost its detail
@@ -66,15 +63,15 @@ def measure_clarity(rgb: Image.Image, small: Image.Image) -> Clarity:
     return Clarity(sharpness(small), noise_sigma(rgb), crushed)
 
 
-def _filtered(luma: np.ndarray, kernel: tuple[tuple[int, ...], ...]) -> np.ndarray:
-    """3 x 3 correlation over the interior (no padding: the border adds no made-up structure)."""
-    h, w = luma.shape
-    out = np.zeros((h - 2, w - 2), dtype=np.float32)
-    for i, row in enumerate(kernel):
-        for j, weight in enumerate(row):
-            if weight:
-                out += np.float32(weight) * luma[i : i + h - 2, j : j + w - 2]
-    return out
+def _three_taps(values: np.ndarray, outer: float, centre: float) -> np.ndarray:
+    """(outer, centre, outer) along both axes over the interior (no padding: the border adds no made-up structure);
+    separable, so six array operations where the 3 x 3 kernel takes eighteen."""
+    rows = outer * (values[:, :-2] + values[:, 2:]) + centre * values[:, 1:-1]
+    return outer * (rows[:-2] + rows[2:]) + centre * rows[1:-1]
+
+
+def _laplacian(values: np.ndarray) -> np.ndarray:
+    return values[:-2, 1:-1] + values[2:, 1:-1] + values[1:-1, :-2] + values[1:-1, 2:] - 4 * values[1:-1, 1:-1]
 
 
 def _block_means(values: np.ndarray) -> np.ndarray | None:
@@ -88,7 +85,8 @@ def sharpness(small: Image.Image) -> float | None:
     luma = np.asarray(small.convert("L"), dtype=np.float32)
     if min(luma.shape) < 5:
         return None
-    energy = _block_means(np.square(_filtered(_filtered(luma, _BINOMIAL), _LAPLACIAN)))
+    smoothed = _three_taps(luma, np.float32(0.25), np.float32(0.5))  # the 3 x 3 binomial, (1 2 1) / 4 each way
+    energy = _block_means(np.square(_laplacian(smoothed)))
     if energy is None:
         return None
     return round(float(np.percentile(np.sqrt(energy), 90)) / (float(luma.std()) + 1.0), 4)
@@ -100,7 +98,7 @@ def noise_sigma(rgb: Image.Image) -> float | None:
     luma = np.asarray(rgb.crop((left, top, left + side, top + side)).convert("L"), dtype=np.float32)
     if side < 3:
         return None
-    response = _block_means(np.abs(_filtered(luma, _NOISE_MASK)))
+    response = _block_means(np.abs(_three_taps(luma, np.float32(1), np.float32(-2))))  # Immerkaer's mask
     if response is None:
         return None
     return round(float(np.sqrt(np.pi / 2) * np.percentile(response, 10) / 6), 3)
