@@ -57,7 +57,8 @@ class Clarity:
 
 
 def measure_clarity(rgb: Image.Image, small: Image.Image) -> Clarity:
-    """Sharpness and crushed shadows of ``small`` (the measuring copy), noise of ``rgb`` (full resolution)."""
+    """Sharpness and crushed shadows of ``small`` (the measuring copy, or its luminance), noise of ``rgb`` (full
+    resolution)."""
     counts = np.asarray(small.convert("L").histogram(), dtype=np.int64)
     crushed = round(float(counts[: CRUSHED_LUMA + 1].sum()) / max(1, int(counts.sum())), 5)
     return Clarity(sharpness(small), noise_sigma(rgb), crushed)

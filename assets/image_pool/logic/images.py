@@ -108,6 +108,7 @@ def measure_file(data: bytes, max_pixels: int) -> MeasuredFile | DecodeFailure:
     except DecodeFailure as failure:
         return failure
     upright = decoded.upright
+    small_luma = decoded.small.convert("L")  # what the tone, sharpness and shadow measures read: converted once
     return MeasuredFile(
         pixel_sha256=decoded.pixel_sha256,
         width=decoded.width,
@@ -118,8 +119,8 @@ def measure_file(data: bytes, max_pixels: int) -> MeasuredFile | DecodeFailure:
         exif_orientation=upright.exif_orientation,
         frame_count=upright.frame_count,
         signature=compute_signature(decoded.image) if decoded.can_be_signed else None,
-        quality=measure_source(upright, data, decoded.small),
-        clarity=measure_clarity(decoded.image, decoded.small),
+        quality=measure_source(upright, data, small_luma),
+        clarity=measure_clarity(decoded.image, small_luma),
     )
 
 
