@@ -7,7 +7,10 @@ peak memory, measures
 
   (a) plain streaming decompression of every file (read all chunks, count bytes), and
   (b) the filter pass: ``DumpSource.submissions(ids)`` + ``DumpSource.comments(ids)``, then (when those
-      modules exist) normalization and reference selection of what matched.
+      modules exist) normalization and reference selection of what matched;
+  (c) each file alone: plain decompression, then its scan (``read_dump_file``), one after the other;
+  (d) with ``--workers`` N > 1: both again on a pool of N spawned worker processes, the files of each kind
+      N at a time (``DumpSource(pool=...)``), against plain decompression on the same pool.
 
     python bench/reddit_dump.py --size-mb 1024 --out /tmp/reddit_bench --seed 0
 
@@ -27,13 +30,26 @@ import sys
 import time
 import zlib
 from collections import defaultdict
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project, when it is not pip-installed
 
-from assets.photocritique.logic.reddit_dumps import DEFAULT_CHUNK_BYTES, DumpSource  # noqa: E402
+from assets.core.worker_processes import CpuPool  # noqa: E402
+from assets.photocritique.logic.reddit_dumps import (  # noqa: E402
+    COMMENT,
+    COMPRESSED_READ_BYTES,
+    DEFAULT_CHUNK_BYTES,
+    SUBMISSION,
+    DumpSource,
+    classify_dump,
+    read_dump_file,
+    selector,
+)
 from resources.reddit_sources import RawItem  # noqa: E402
 
 MIB = 2**20
@@ -230,20 +246,115 @@ def _optional(module: str, *names: str):
     return None if any(value is None for value in found) else found
 
 
-def decompress_all(files: list[str], chunk_size: int) -> int:
+def decompress_file(path: str, chunk_size: int) -> int:
     """The baseline: the same decoder settings and read sizes as the scan, doing nothing with the output."""
     total = 0
-    for path in files:
-        decompressor = zstandard.ZstdDecompressor(max_window_size=2**31)
-        with open(path, "rb") as fh:
-            reader = decompressor.stream_reader(fh, read_size=2**20, read_across_frames=True)
-            while chunk := reader.read(chunk_size):
-                total += len(chunk)
+    decompressor = zstandard.ZstdDecompressor(max_window_size=2**31)
+    with open(path, "rb") as fh:
+        reader = decompressor.stream_reader(fh, read_size=COMPRESSED_READ_BYTES, read_across_frames=True)
+        while chunk := reader.read(chunk_size):
+            total += len(chunk)
     return total
 
 
-def measure(files: list[str], targets: list[str], chunk_size: int) -> dict:
-    """Runs in a fresh process: decompression, then the filter pass, then normalization and selection."""
+def decompress_all(files: list[str], chunk_size: int) -> int:
+    return sum(decompress_file(path, chunk_size) for path in files)
+
+
+def _decompress_on_pool(pool: CpuPool, files: list[str], chunk_size: int) -> int:
+    """Plain decompression on the pool, grouped as ``DumpSource`` groups its scans: the submission files
+    ``pool.workers`` at a time, then the comment files."""
+    total = 0
+    with ThreadPoolExecutor(pool.workers) as threads:
+        for kind in (SUBMISSION, COMMENT):
+            group = [path for path in sorted(files, key=lambda p: Path(p).name) if classify_dump(path) == kind]
+            total += sum(threads.map(lambda path: pool.call(decompress_file, path, chunk_size), group))
+    return total
+
+
+def _worker_ready() -> int:
+    """Started and holding the scanner's imports (this module's), so that the timed runs count no process start."""
+    time.sleep(0.2)  # keeps the worker busy so that a concurrent call goes to another one
+    return os.getpid()
+
+
+class _ChildPeaks:
+    """Peak memory (VmHWM) of every child process while it lives, polled every 20 ms (a finished worker's
+    ``ru_maxrss`` would only give the largest of them, not each)."""
+
+    def __init__(self) -> None:
+        self.peaks: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.02):
+            for task in Path("/proc/self/task").iterdir():
+                for pid in (task / "children").read_text().split():
+                    try:
+                        status = Path(f"/proc/{pid}/status").read_text()
+                    except OSError:
+                        continue
+                    for line in status.splitlines():
+                        if line.startswith("VmHWM:"):
+                            self.peaks[int(pid)] = max(self.peaks.get(int(pid), 0.0), int(line.split()[1]) / 1024)
+
+    def stop(self) -> dict[int, float]:
+        self._stop.set()
+        self._thread.join()
+        return self.peaks
+
+
+def _scan_all(source: DumpSource, targets: list[str]) -> tuple[list, list]:
+    return list(source.submissions(targets, None)), list(source.comments(targets))
+
+
+def _matched(results: list) -> int:
+    return sum(isinstance(r, RawItem) for r in results)
+
+
+def measure_files(files: list[str], targets: list[str], chunk_size: int) -> list[dict]:
+    """Each file alone: plain decompression, then the scan of the same file, one after the other."""
+    rows = []
+    for path in sorted(files, key=lambda p: Path(p).name):
+        kind = classify_dump(path)
+        selection = selector(kind, ids=targets) if kind == SUBMISSION else selector(kind, post_ids=targets)
+        started = time.perf_counter()
+        size = decompress_file(path, chunk_size)
+        plain_s = time.perf_counter() - started
+        started = time.perf_counter()
+        read_dump_file(path, selection, path, chunk_size)
+        rows.append({"file": Path(path).name, "mib": size / MIB, "plain_s": plain_s, "scan_s": time.perf_counter() - started})
+    return rows
+
+
+def measure_pool(files: list[str], targets: list[str], chunk_size: int, workers: int) -> dict:
+    """Plain decompression and the scan on the same pool of ``workers`` spawned processes, started beforehand."""
+    peaks = _ChildPeaks()
+    with CpuPool(workers) as pool:
+        started = time.perf_counter()
+        pids: set[int] = set()
+        with ThreadPoolExecutor(workers) as threads:
+            for _ in range(50):  # a process that starts late finds the calls taken by those already up
+                pids |= set(threads.map(lambda _: pool.call(_worker_ready), range(workers)))
+                if len(pids) == workers:
+                    break
+        result: dict = {"workers": workers, "processes": len(pids), "start_s": time.perf_counter() - started}
+        started = time.perf_counter()
+        result["decompressed_bytes"] = _decompress_on_pool(pool, files, chunk_size)
+        result["decompress_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        post_results, comment_results = _scan_all(DumpSource(files, chunk_size=chunk_size, pool=pool), targets)
+        result["filter_s"] = time.perf_counter() - started
+    result["matched_posts"], result["matched_comments"] = _matched(post_results), _matched(comment_results)
+    result["worker_peak_rss_mib"] = sorted(peaks.stop().values(), reverse=True)
+    return result
+
+
+def measure(files: list[str], targets: list[str], chunk_size: int, workers: int) -> dict:
+    """Runs in a fresh process: decompression, then the filter pass, then normalization and selection; then each
+    file alone, then the pool."""
     result: dict = {"rss_at_start_mib": _peak_rss_mib()}
     started = time.perf_counter()
     result["decompressed_bytes"] = decompress_all(files, chunk_size)
@@ -289,6 +400,9 @@ def measure(files: list[str], targets: list[str], chunk_size: int) -> dict:
         result["select_s"] = time.perf_counter() - started
         result["kept_posts"] = kept
     result["peak_rss_mib"] = _peak_rss_mib()
+    result["files"] = measure_files(files, targets, chunk_size)
+    result["pool"] = measure_pool(files, targets, chunk_size, workers) if workers > 1 else None
+    result["peak_rss_end_mib"] = _peak_rss_mib()
     return result
 
 
@@ -322,6 +436,7 @@ def main() -> None:
     parser.add_argument("--level", type=int, default=3, help="zstd level for the generated files")
     parser.add_argument("--window-log", type=int, default=27, help="zstd window (2**N bytes) of the generated files")
     parser.add_argument("--chunk-mb", type=float, default=DEFAULT_CHUNK_BYTES / MIB, help="uncompressed read size")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes for the multi-file figure (1: none)")
     args = parser.parse_args()
 
     size_bytes = int(args.size_mb * MIB)
@@ -338,7 +453,7 @@ def main() -> None:
     print(f"{manifest['posts']} posts, {manifest['comments']} comments; {len(manifest['targets'])} target posts with "
           f"{manifest['expected_comments']} comments; zstd level {manifest['level']}, window 2**{manifest['window_log']}")
 
-    result = _in_child(measure, manifest["files"], manifest["targets"], int(args.chunk_mb * MIB))
+    result = _in_child(measure, manifest["files"], manifest["targets"], int(args.chunk_mb * MIB), args.workers)
 
     megabytes = manifest["uncompressed_bytes"] / MIB
     decompress_rate = megabytes / result["decompress_s"]
@@ -358,9 +473,30 @@ def main() -> None:
         print(f"note: {note}")
     print(f"peak RSS of the measuring process: {result['peak_rss_mib']:.0f} MiB (at start {result['rss_at_start_mib']:.0f}, "
           f"after decompression {result['peak_rss_after_decompress_mib']:.0f}, "
-          f"after filter {result['peak_rss_after_filter_mib']:.0f})")
+          f"after filter {result['peak_rss_after_filter_mib']:.0f}; at the end {result['peak_rss_end_mib']:.0f})")
+    print("each file alone (plain decompression, then the scan of the same file):")
+    for row in result["files"]:
+        print(f"  {row['file']:16s} {row['mib']:6.0f} MiB  plain {row['mib'] / row['plain_s']:7.1f} MiB/s  "
+              f"scan {row['mib'] / row['scan_s']:7.1f} MiB/s  ratio {row['plain_s'] / row['scan_s']:.2f}")
+    single = sum(r["plain_s"] for r in result["files"]) / sum(r["scan_s"] for r in result["files"])
+    print(f"  all files, one stream at a time: ratio {single:.2f}")
+    pool = result["pool"]
     ok = (result["matched_posts"] == len(manifest["targets"]) and result["matched_comments"] == manifest["expected_comments"]
-          and result["peak_rss_mib"] < 500)
+          and max(result["peak_rss_mib"], result["peak_rss_end_mib"]) < 500)
+    print(f"1 process : scan {filter_rate:7.1f} MiB/s, plain decompression {decompress_rate:7.1f} MiB/s")
+    if pool:
+        pool_plain, pool_scan = megabytes / pool["decompress_s"], megabytes / pool["filter_s"]
+        peaks = pool["worker_peak_rss_mib"]
+        print(f"{pool['workers']} processes (pool of {pool['processes']} started in {pool['start_s']:.1f} s, not counted): scan "
+              f"{pool_scan:7.1f} MiB/s = {pool_scan / filter_rate:.2f}x the 1-process scan, {pool_scan / decompress_rate:.2f}x "
+              f"serial plain decompression, {pool_scan / pool_plain:.2f}x plain decompression on the same pool "
+              f"({pool_plain:.1f} MiB/s)")
+        print(f"  matched {pool['matched_posts']} posts, {pool['matched_comments']} comments; worker peak RSS "
+              + ", ".join(f"{p:.0f}" for p in peaks) + f" MiB (sum with the measuring process "
+              f"{sum(peaks) + result['peak_rss_end_mib']:.0f} MiB)")
+        ok = (ok and pool["decompressed_bytes"] == manifest["uncompressed_bytes"] and max(peaks, default=0) < 500
+              and (pool["matched_posts"], pool["matched_comments"]) == (result["matched_posts"], result["matched_comments"]))
+    print(f"load average at the end: {Path('/proc/loadavg').read_text().split()[:3]}")
     print("OK" if ok else "FAILED: counts differ from the generated truth or peak memory >= 500 MiB")
     sys.exit(0 if ok else 1)
 

@@ -13,7 +13,10 @@ before it stays usable. A block that zstd itself rejects (corrupt data, a wrong 
 with ``truncated_file``; there the lines decoded in the same read (up to one chunk) are lost with it.
 
 Decompression and cutting into lines run on a worker thread one to three chunks ahead of the filter, since
-zstd lets go of the GIL (about 1.6x faster on two cores; figures in bench/README.md).
+zstd lets go of the GIL; that thread does nothing else (lines are numbered by the consumer). The id prefilter
+works on whole blocks with numpy, which lets go of the GIL too: a thread that holds the GIL in a Python loop
+makes the decoding thread wait up to the interpreter's 5 ms switch interval each time it comes back from zstd
+(figures in bench/README.md). Files can also be scanned several at once in worker processes (``pool``).
 
 Blank (whitespace-only) lines carry no record and are skipped. A scan yields the lines that can match as
 ``DumpLine``s, unparsed, so that parsing each one (``read_line``) is the caller's per-item work and a line that
@@ -29,6 +32,7 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -45,6 +49,7 @@ from assets.photocritique.logic.reddit_records import (
     where,
 )
 from assets.core.logic.textfiles import BAD_ENCODING, EMPTY_FILE
+from assets.core.worker_processes import CpuPool
 from resources.reddit_sources import MALFORMED_JSON, NOT_FOUND, Origin, RawItem, SourceProblem, SubredditWindow
 
 SUBMISSION = "submission"
@@ -90,7 +95,8 @@ class LineBlock:
 
     ``data`` is the decompressed chunk as read (kept whole to avoid copying megabytes per step); ``offset`` is
     where ``data[start]`` sits in the uncompressed stream and ``first_line_no`` the 1-based number of the first
-    line. A last line that had no newline in the file gets one here, which moves no offset.
+    line; ``line_ends`` are the newlines' places, counted from ``start``. A last line that had no newline in the
+    file gets one here, which moves no offset.
     """
 
     data: bytes
@@ -98,7 +104,34 @@ class LineBlock:
     end: int
     offset: int
     first_line_no: int
-    n_lines: int
+    line_ends: np.ndarray
+
+    @property
+    def n_lines(self) -> int:
+        return len(self.line_ends)
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """Bytes the decoding thread cut off: whole lines to scan, or (``skipped``) lines before ``start_offset``
+    whose newlines are only counted. Lines are numbered by the consumer, so the decoding thread only decodes."""
+
+    data: bytes
+    start: int
+    end: int
+    offset: int
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class _Break:
+    """The stream stopped (``reason_code``, ``detail``) after ``offset`` bytes of whole lines (None: it held none);
+    ``partial`` is the length of the incomplete line dropped, where the detail goes on to say how much was read."""
+
+    reason_code: str
+    detail: str
+    offset: int | None = None
+    partial: int | None = None
 
 
 class _StreamBroken(Exception):
@@ -314,28 +347,48 @@ def iter_line_blocks(
         yield _problem(locator, EMPTY_FILE, "the file is empty (0 bytes), so it holds no zstd frame")
         return
     chunks = _zstd_chunks(fh, chunk_size) if is_compressed(path) else _plain_chunks(fh, chunk_size)
-    blocks = _ReadAhead(_cut_into_lines(chunks, locator, start_offset), READ_AHEAD_BLOCKS)
+    pieces = _ReadAhead(_cut_into_lines(chunks, locator, start_offset), READ_AHEAD_BLOCKS)
     try:
-        yield from blocks
+        yield from _numbered(pieces, locator)
     finally:
-        blocks.close()
+        pieces.close()
         fh.close()
 
 
-def _count_newlines(data: bytes, start: int, end: int) -> int:
-    """numpy counts about three times faster than ``bytes.count`` and lets go of the GIL while it does."""
-    return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 0x0A))
+def _line_ends(data: bytes, start: int, end: int) -> np.ndarray:
+    """numpy finds newlines more than twice as fast as ``bytes.count`` counts them, and lets go of the GIL."""
+    return np.flatnonzero(np.frombuffer(data, np.uint8, end - start, start) == 0x0A)
 
 
-def _cut_into_lines(chunks: Iterator[bytes], locator: str, start_offset: int) -> Iterator[LineBlock | SourceProblem]:
-    offset, line_no = 0, 1
+def _numbered(pieces: Iterable[_Piece | _Break], locator: str) -> Iterator[LineBlock | SourceProblem]:
+    line_no = 1
+    for piece in pieces:
+        if isinstance(piece, _Break):
+            if piece.offset is None:
+                yield _problem(locator, piece.reason_code, piece.detail)
+                return
+            detail = piece.detail
+            if piece.partial is not None:
+                dropped = f"; the incomplete last line ({piece.partial} bytes) is dropped" if piece.partial else ""
+                detail += (f": {piece.offset + piece.partial} uncompressed bytes and {line_no - 1} complete lines"
+                           f" were read{dropped}")
+            yield _problem(locator, piece.reason_code, detail, line_no=line_no, byte_offset=piece.offset)
+            return
+        line_ends = _line_ends(piece.data, piece.start, piece.end)
+        if not piece.skipped:
+            yield LineBlock(piece.data, piece.start, piece.end, piece.offset, line_no, line_ends)
+        line_no += len(line_ends)
+
+
+def _cut_into_lines(chunks: Iterator[bytes], locator: str, start_offset: int) -> Iterator[_Piece | _Break]:
+    offset = 0
     pending: list[bytes] = []  # pieces of a line that runs over chunk boundaries
     try:
         for chunk in chunks:
             position = 0
             if offset < start_offset:
                 position = min(start_offset - offset, len(chunk))
-                line_no += _count_newlines(chunk, 0, position)
+                yield _Piece(chunk, 0, position, offset, skipped=True)
                 offset += position
                 if offset < start_offset:
                     continue
@@ -351,34 +404,27 @@ def _cut_into_lines(chunks: Iterator[bytes], locator: str, start_offset: int) ->
                 pending.append(chunk[position : first_newline + 1])
                 line = b"".join(pending)
                 pending = []
-                yield LineBlock(line, 0, len(line), offset, line_no, 1)
+                yield _Piece(line, 0, len(line), offset)
                 offset += len(line)
-                line_no += 1
                 position = first_newline + 1
             end = chunk.rfind(b"\n") + 1
             if end > position:
-                n_lines = _count_newlines(chunk, position, end)
-                yield LineBlock(chunk, position, end, offset, line_no, n_lines)
+                yield _Piece(chunk, position, end, offset)
                 offset += end - position
-                line_no += n_lines
             if end < len(chunk):
                 pending.append(chunk[end:])
         if offset < start_offset:
             raise ValueError(f"start_offset {start_offset} is beyond the end of {locator} ({offset} bytes)")
         if pending:
             line = b"".join(pending) + b"\n"
-            yield LineBlock(line, 0, len(line), offset, line_no, 1)
+            yield _Piece(line, 0, len(line), offset)
     except _StreamBroken as exc:
         if exc.reason_code == NOT_ZSTD:
-            yield _problem(locator, NOT_ZSTD, str(exc))
+            yield _Break(NOT_ZSTD, str(exc))
             return
-        partial = sum(map(len, pending))
-        dropped = f"; the incomplete last line ({partial} bytes) is dropped" if partial else ""
-        detail = f"{exc}: {offset + partial} uncompressed bytes and {line_no - 1} complete lines were read{dropped}"
-        yield _problem(locator, exc.reason_code, detail, line_no=line_no, byte_offset=offset)
+        yield _Break(exc.reason_code, str(exc), offset, sum(map(len, pending)))
     except OSError as exc:
-        yield _problem(locator, UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}",
-                       line_no=line_no, byte_offset=offset)
+        yield _Break(UNREADABLE_FILE, f"read failed after {offset} uncompressed bytes: {exc.strerror or exc}", offset)
 
 
 def iter_lines(
@@ -438,16 +484,108 @@ def _line_start(data: bytes, block_start: int, position: int) -> int:
     return (data.rfind(b"\n", block_start, position) + 1) or block_start
 
 
+_ID_DIGITS = np.full(256, -1, np.int64)
+_ID_DIGITS[np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", np.uint8)] = np.arange(36)
+_CODED_ID_CHARS = 12
+"""Ids of up to 12 characters get an exact int64 code (each character a base-37 digit, 0 for none: 37**12 < 2**63)."""
+_ID_CODE_POWERS = 37 ** np.arange(_CODED_ID_CHARS, dtype=np.int64)
+_ID_RUN = re.compile(rb"[0-9a-z]+")
+_MAX_BLANKS = 4
+"""Blanks between a key's colon and its value that the numpy path follows; more send the block to the regex."""
+
+
+def _id_codes(values: Iterable[bytes]) -> np.ndarray | None:
+    """Sorted codes of the values the key regex can match (``[0-9a-z]+``; others never match), or None when one
+    is longer than 12 characters (no Reddit id is): then only the regex can find it."""
+    codes = []
+    for value in values:
+        if _ID_RUN.fullmatch(value):
+            if len(value) > _CODED_ID_CHARS:
+                return None
+            codes.append(int((_ID_DIGITS[np.frombuffer(value, np.uint8)] + 1) @ _ID_CODE_POWERS[: len(value)]))
+    return np.unique(np.array(codes, np.int64))
+
+
+def _key_spans(block: LineBlock, key: bytes, value_prefix: bytes, wanted_codes: np.ndarray) -> list[tuple[int, int, int]] | None:
+    """``_KeyFilter.spans_by_regex`` in whole-array steps: the same lines, or None where it cannot be sure.
+
+    The key regex is a literal (``key``, ending in its colon), blanks, ``value_prefix`` and ``[0-9a-z]+"``: each
+    place the literal occurs is tested on its own, which is what the regex does unless two matches overlap
+    (the block then goes to the regex). A line is a candidate when one of its values is wanted, or when it has
+    no match and is not blank.
+    """
+    data, start = block.data, block.start
+    text = np.frombuffer(data, np.uint8, block.end - start, start)
+    last = len(text) - 1  # a newline: every read past a line's end stops there
+    colon = len(key) - 1
+    keys = np.flatnonzero(text == key[-1])
+    keys = keys[keys >= colon] - colon
+    for index in range(colon):
+        keys = keys[text[keys + index] == key[index]]
+    value = keys + len(key)
+    for _ in range(_MAX_BLANKS):
+        blank = (text[value] == 0x20) | (text[value] == 0x09)
+        if not blank.any():
+            break
+        value += blank
+    else:
+        if ((text[value] == 0x20) | (text[value] == 0x09)).any():
+            return None
+    for index, byte in enumerate(value_prefix):
+        found = text[np.minimum(value + index, last)] == byte
+        keys, value = keys[found], value[found]
+    value += len(value_prefix)
+    window = text[np.minimum(value[:, None] + np.arange(_CODED_ID_CHARS + 1), last)]
+    digits = _ID_DIGITS[window]
+    is_digit = digits >= 0
+    length = is_digit.argmin(axis=1)
+    long = np.flatnonzero(is_digit.all(axis=1))  # 13 characters or more (media ids have 13): never wanted
+    for row in long.tolist():
+        length[row] = _ID_RUN.match(data, start + int(value[row])).end() - start - int(value[row])
+    matched = (length > 0) & (text[np.minimum(value + length, last)] == 0x22)
+    keys, value, length, digits = keys[matched], value[matched], length[matched], digits[matched, :_CODED_ID_CHARS]
+    if (keys[1:] <= value[:-1] + length[:-1]).any():
+        return None  # one match reaches into the next: the regex would skip the second
+    codes = np.where(np.arange(_CODED_ID_CHARS) < length[:, None], digits + 1, 0) @ _ID_CODE_POWERS
+    codes[length > _CODED_ID_CHARS] = -1
+    place = np.minimum(np.searchsorted(wanted_codes, codes), max(len(wanted_codes) - 1, 0))
+    wanted = wanted_codes[place] == codes if len(wanted_codes) else np.zeros(len(codes), bool)
+    line_ends = block.line_ends
+    line_of_key = np.searchsorted(line_ends, keys)
+    candidates = np.unique(line_of_key[wanted])
+    first_of_line = np.flatnonzero(np.diff(line_of_key, prepend=-1))  # keys are in order, so lines are too
+    if len(first_of_line) < len(line_ends):
+        keyless = np.setdiff1d(np.arange(len(line_ends)), line_of_key[first_of_line], assume_unique=True)
+        firsts = np.concatenate(([0], line_ends[:-1] + 1))
+        unread = [i for i in keyless.tolist() if data[start + firsts[i] : start + line_ends[i]].strip()]
+        candidates = np.union1d(candidates, np.array(unread, np.int64))
+    spans = []
+    for index in candidates.tolist():
+        first = start + (int(line_ends[index - 1]) + 1 if index else 0)
+        spans.append((first, start + int(line_ends[index]), index))
+    return spans
+
+
 class _KeyFilter(_Filter):
     """Submissions by ``id`` or comments by ``link_id``; lines the regex cannot read are parsed and judged."""
 
     def __init__(self, kind: str, wanted: Collection[str]):
         self.kind = kind
         self.pattern = _ID_VALUE if kind == SUBMISSION else _LINK_ID_VALUE
+        self.key, self.value_prefix = (b'"id":', b'"') if kind == SUBMISSION else (b'"link_id":', b'"t3_')
         self.wanted = frozenset(wanted)
         self.wanted_bytes = frozenset(value.encode() for value in self.wanted)
+        self.wanted_codes = _id_codes(self.wanted_bytes)
 
     def spans(self, block: LineBlock) -> list[tuple[int, int, int]]:
+        """Found with numpy (which lets go of the GIL, so the decoding thread is not held up); a block the numpy
+        path cannot settle exactly (a long id or run of blanks, overlapping matches) goes through the regex."""
+        if self.wanted_codes is None:
+            return self.spans_by_regex(block)
+        spans = _key_spans(block, self.key, self.value_prefix, self.wanted_codes)
+        return self.spans_by_regex(block) if spans is None else spans
+
+    def spans_by_regex(self, block: LineBlock) -> list[tuple[int, int, int]]:
         """One pass over the key matches; when every line has one, the count of lines hit so far is the line's index."""
         data, wanted = block.data, self.wanted_bytes
         spans: list[tuple[int, int, int]] = []
@@ -611,16 +749,33 @@ def read_all(lines: Iterable[DumpLine | SourceProblem]) -> Iterator[RawItem | So
             yield result
 
 
-def _scan(path: Path, locator: str, record_filter: _Filter, chunk_size: int,
-          start_offset: int) -> Iterator[DumpLine | SourceProblem]:
+def scan_dump_file(path: str | os.PathLike[str], selection: _Filter, locator: str, *, chunk_size: int = DEFAULT_CHUNK_BYTES,
+                   start_offset: int = 0) -> Iterator[DumpLine | SourceProblem]:
+    """The lines of one dump file that can match ``selection`` (see ``selector``), unparsed, named by ``locator``;
+    then a problem if the file is unreadable or ends mid-frame. A plain function of the file and the selection,
+    so a file can be scanned anywhere (a worker process, a partition of its own)."""
+    path = Path(path)
+    file_kind = classify_dump(path)
+    if file_kind is None:
+        yield _problem(locator, UNSUPPORTED_FILE,
+                       "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments with .zst, .ndjson or .jsonl")
+        return
+    if file_kind != selection.kind:
+        raise ValueError(f"{path.name} holds {file_kind}s, not {selection.kind}s")
     for block in iter_line_blocks(path, chunk_size=chunk_size, start_offset=start_offset, locator=locator):
         if isinstance(block, SourceProblem):
             yield block
             continue
         data = block.data
-        for start, end, index in record_filter.spans(block):
+        for start, end, index in selection.spans(block):
             yield DumpLine(locator, block.first_line_no + index, block.offset + start - block.start, data[start:end],
-                           record_filter)
+                           selection)
+
+
+def read_dump_file(path: str | os.PathLike[str], selection: _Filter, locator: str,
+                   chunk_size: int = DEFAULT_CHUNK_BYTES) -> list[RawItem | SourceProblem]:
+    """Every record and problem of one file's scan (for a worker process: module-level, picklable arguments)."""
+    return list(read_all(scan_dump_file(path, selection, locator, chunk_size=chunk_size)))
 
 
 def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -650,15 +805,18 @@ class DumpSource:
     merging observations is the normalizer's job. Files whose names match no dump pattern are reported once,
     by ``submissions``. Records and problems name a file by ``name_of(path)`` (its path unless told otherwise),
     so a pipeline can name dumps relative to its project and derive the same ids wherever the project sits.
+    With a ``pool`` (whose lifetime the caller owns), ``submissions`` and ``comments`` scan several files at once
+    in its worker processes, with the same results in the same order.
     """
 
     name = SOURCE_NAME
 
     def __init__(self, paths: Iterable[str | os.PathLike[str]], chunk_size: int = DEFAULT_CHUNK_BYTES,
-                 name_of: Callable[[Path], str] = str):
+                 name_of: Callable[[Path], str] = str, pool: CpuPool | None = None):
         self.paths = _expand(paths)
         self.chunk_size = chunk_size
         self.name_of = name_of
+        self.pool = pool
 
     def files(self, kind: str) -> list[Path]:
         if kind not in (SUBMISSION, COMMENT):
@@ -686,14 +844,23 @@ class DumpSource:
         return self._scan_file(Path(path), record_filter, start_offset)
 
     def _scan_file(self, path: Path, record_filter: _Filter, start_offset: int = 0) -> Iterator[DumpLine | SourceProblem]:
-        file_kind = classify_dump(path)
-        if file_kind is None:
-            yield _problem(self.name_of(path), UNSUPPORTED_FILE,
-                           "name matches neither RS_/RC_YYYY-MM nor <sub>_submissions/comments with .zst, .ndjson or .jsonl")
+        return scan_dump_file(path, record_filter, self.name_of(path), chunk_size=self.chunk_size, start_offset=start_offset)
+
+    def _read_files(self, paths: list[Path], record_filter: _Filter) -> Iterator[RawItem | SourceProblem]:
+        """Records and problems file after file; with a pool, ``pool.workers`` files are scanned at once in its
+        worker processes (each holds its own decoder window) and their results still come in file order."""
+        if self.pool is None or len(paths) < 2:
+            for path in paths:
+                yield from read_all(self._scan_file(path, record_filter))
             return
-        if file_kind != record_filter.kind:
-            raise ValueError(f"{path.name} holds {file_kind}s, not {record_filter.kind}s")
-        yield from _scan(path, self.name_of(path), record_filter, self.chunk_size, start_offset)
+        threads = ThreadPoolExecutor(self.pool.workers, thread_name_prefix="dump-scan")
+        try:
+            scans = [threads.submit(self.pool.call, read_dump_file, path, record_filter, self.name_of(path),
+                                    self.chunk_size) for path in paths]
+            for scan in scans:
+                yield from scan.result()
+        finally:
+            threads.shutdown(wait=True, cancel_futures=True)
 
     def submissions(
         self, ids: Collection[str] | None, window: SubredditWindow | None
@@ -705,17 +872,15 @@ class DumpSource:
 
     def _submissions(self, wanted: frozenset[str] | None, window: SubredditWindow | None) -> Iterator[RawItem | SourceProblem]:
         record_filter = _KeyFilter(SUBMISSION, wanted) if wanted is not None else _WindowFilter(window)
-        for path in self.unsupported_files():
-            yield from read_all(self._scan_file(path, record_filter))
+        yield from self._read_files(self.unsupported_files(), record_filter)
         if wanted is not None and not wanted:
             return
         files = self.files(SUBMISSION)
         seen: set[str] = set()
-        for path in files:
-            for result in read_all(self._scan_file(path, record_filter)):
-                if isinstance(result, RawItem):
-                    seen.add(result.data["id"])
-                yield result
+        for result in self._read_files(files, record_filter):
+            if isinstance(result, RawItem):
+                seen.add(result.data["id"])
+            yield result
         if wanted is None:
             return
         folder = files[0] if len(files) == 1 else Path(os.path.commonpath([p.absolute() for p in files])) if files else None
@@ -733,5 +898,4 @@ class DumpSource:
         record_filter = _KeyFilter(COMMENT, post_ids)
         if not record_filter.wanted:
             return
-        for path in self.files(COMMENT):
-            yield from read_all(self._scan_file(path, record_filter))
+        yield from self._read_files(self.files(COMMENT), record_filter)
