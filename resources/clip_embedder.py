@@ -53,6 +53,14 @@ class ClipEmbedderResource(ConfigurableResource):
             return NO_WEIGHTS
         return None
 
+    def embedding_space(self) -> tuple[str, int]:
+        """The model key and dimension of the embeddings these settings make, without loading the model; raises
+        ``resources.clip_embedding.ClipUnavailable`` with a reason."""
+        from resources.clip_embedding import embedding_space
+
+        return embedding_space(self.model_name, self.pretrained, allow_random_init=self.allow_random_init,
+                               seed=self.seed, cache_dir=self.cache_dir)
+
     def get_embedder(self) -> ClipEmbedder:
         """Load (or reuse) the model; raises ``resources.clip_embedding.ClipUnavailable`` with a reason."""
         from resources.clip_embedding import load_embedder

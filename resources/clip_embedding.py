@@ -213,6 +213,16 @@ def load_embedder(
     )
 
 
+def embedding_space(
+    model_name: str, pretrained: Optional[str], *, allow_random_init: bool = False, seed: int = 0,
+    cache_dir: Optional[str] = None,
+) -> tuple[str, int]:
+    """The model key and dimension of the embeddings these settings make, without building the model: a step that
+    reads stored embeddings (the pool's model filters) needs to know which, not the model. Raises ClipUnavailable."""
+    weights = _resolve_weights(model_name, pretrained, allow_random_init, cache_dir)
+    return _model_key(model_name, weights, seed), int(open_clip.get_model_config(model_name)["embed_dim"])
+
+
 def _resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -310,7 +320,11 @@ def _load_model(
             raise
         raise ClipUnavailable(f"could not load CLIP weights {weights.checkpoint} into {model_name}: {exc}") from exc
     model.eval()
-    return model, preprocess, f"{model_name}@{_weights_label(weights, seed)}"
+    return model, preprocess, _model_key(model_name, weights, seed)
+
+
+def _model_key(model_name: str, weights: _Weights, seed: int) -> str:
+    return f"{model_name}@{_weights_label(weights, seed)}"
 
 
 def _weights_label(weights: _Weights, seed: int) -> str:

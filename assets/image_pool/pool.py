@@ -10,6 +10,7 @@ from assets.image_pool.clip_dedup import clip_duplicates
 from assets.image_pool.filtering import pool_candidates
 from assets.image_pool.logic.clusters import CONFIRMED, CRITERIA, DuplicateEdge, PoolCandidate, assign_clusters
 from assets.image_pool.logic.perceptual import PerceptualParams, confirm_pair
+from assets.image_pool.model_filter import model_filter_verdicts
 from assets.image_pool.perceptual_dedup import perceptual_duplicates
 from assets.image_pool.settings import PoolSettings
 from assets.image_pool.store import load_signatures, replace_duplicate_links, replace_pool_members
@@ -43,9 +44,10 @@ def confirm_with_signatures(wh: Warehouse, params: PerceptualParams):
 
 @asset(
     metadata=writes("pool_images", "pool_member", "duplicate_link", images="file_sha256"),
-    code_version="2",
-    deps=[pool_candidates, perceptual_duplicates, clip_duplicates],
-    description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP); every drop records cluster, method and distance.",
+    code_version="3",
+    deps=[pool_candidates, perceptual_duplicates, clip_duplicates, model_filter_verdicts],
+    description="One kept record per duplicate cluster (exact bytes, exact pixels, perceptual, CLIP) among the eligible"
+                " records no model filter rejected; every drop records cluster, method and distance.",
 )
 def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, blob_store: BlobStoreResource,
                pool: PoolSettings) -> MaterializeResult:
@@ -62,7 +64,8 @@ def image_pool(context: AssetExecutionContext, warehouse: WarehouseResource, blo
                     " d.lossless, d.jpeg_quality, d.fine_detail, d.luma_mean, d.luma_top, d.highlights_clipped"
                     " FROM pool_candidate c JOIN record_file f USING (record_id) JOIN image i USING (image_id)"
                     " JOIN source_record r USING (record_id) LEFT JOIN file_decode d ON d.file_sha256 = f.file_sha256"
-                    " WHERE c.eligible ORDER BY c.record_id"
+                    " WHERE c.eligible AND NOT EXISTS (SELECT 1 FROM model_filter_verdict v"
+                    "   WHERE v.record_id = c.record_id AND NOT v.passed) ORDER BY c.record_id"
                 ).fetchall()
             ]
             edges = [

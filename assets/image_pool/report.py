@@ -15,3 +15,9 @@ def report(wh: Warehouse, config: Mapping[str, Any]) -> Iterator[tuple[str, str]
     yield ("excluded records by stage and reason",
            "SELECT stage, reason_code, count(*) AS n FROM pool_exclusions GROUP BY ALL ORDER BY stage, reason_code")
     yield "kept images by domain", "SELECT domain, count(*) AS n FROM pool_images GROUP BY domain ORDER BY domain"
+    yield ("pool passes that did not run, and why (latest run of each)",
+           "SELECT asset_key AS pass, json_extract_string(summary, '$.reason') AS reason FROM activity"
+           " WHERE asset_key IN ('clip_duplicates', 'model_filter_verdicts') AND status = 'success'"
+           " QUALIFY row_number() OVER (PARTITION BY asset_key ORDER BY started_at DESC) = 1"
+           " AND 'not run' IN (json_extract_string(summary, '$.clip_pass'), json_extract_string(summary, '$.model_filters'))"
+           " ORDER BY pass")

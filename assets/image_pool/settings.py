@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from dagster import Config, ConfigurableResource
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from assets.image_pool.logic.clarity import ClarityRules
 from assets.image_pool.logic.images import FilterRules
-from assets.image_pool.logic.sources import FolderDefaults
+from assets.image_pool.logic.model_filters import ScoreBand
+from assets.image_pool.logic.sources import DOMAINS, FolderDefaults
 from resources.config_paths import ConfigPath
 
 
@@ -37,6 +38,14 @@ class FolderSourceConfig(Config):
         )
 
 
+def _pool_domains(cls: type, values: list[str]) -> list[str]:
+    """The ``domains`` validator of the sections that judge some domains only: a misspelt domain would judge none."""
+    unknown = [v for v in values if v not in DOMAINS]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not a pool domain; use one of {', '.join(DOMAINS)}")
+    return values
+
+
 class ClarityConfig(Config):
     """The low-quality rules (assets/image_pool/logic/clarity.py); null switches one off."""
 
@@ -53,6 +62,8 @@ class ClarityConfig(Config):
         default=list(ClarityRules.domains),
         description="Pool domains these rules judge (photography | painting | virtual): blur, noise and exposure are"
                     " camera defects, and a flat illustration or a design on white would read as blurred and overexposed")
+
+    _known_domains = field_validator("domains")(_pool_domains)
 
     def rules(self) -> ClarityRules:
         return ClarityRules(self.min_sharpness, self.max_noise_sigma, self.max_highlights_clipped,
@@ -86,6 +97,37 @@ class FilterConfig(Config):
         )
 
 
+class ModelFilterConfig(Config):
+    """A model-based pool filter: a score head over each image's CLIP embedding, from local weights, and the band of
+    scores a record may have (resources/score_heads.py; README "Model filters")."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="What the head scores (aesthetic, safety, ...); names the filter's stage and rows")
+    weights: ConfigPath = Field(description="Local weights file of the head (never downloaded)")
+    format: Literal["exported_program", "torchscript", "linear_chain"] = Field(
+        default="exported_program",
+        description="exported_program: torch.export.save with a dynamic batch dimension; torchscript: torch.jit.save;"
+                    " linear_chain: a state dict of affine layers with nothing between them (LAION's aesthetic predictors)")
+    reject_below: Optional[float] = Field(default=None, description="Scores below this are rejected (an aesthetic score)")
+    reject_above: Optional[float] = Field(default=None, description="Scores above this are rejected (an unsafe-content probability)")
+    reason: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Reason code of a rejection (low_aesthetic_score, unsafe_content, ...)")
+    domains: list[str] = Field(default=list(DOMAINS), description="Pool domains the filter judges")
+    unscored: Literal["keep", "reject"] = Field(
+        default="keep", description="A record whose image has no embedding to score: keep it, or reject it as not_scored (fail closed)")
+    required: bool = Field(
+        default=False, description="Fail the step when the filter cannot run (no CLIP weights); otherwise it is reported as not run")
+
+    _known_domains = field_validator("domains")(_pool_domains)
+
+    @model_validator(mode="after")
+    def _has_a_bound(self) -> "ModelFilterConfig":
+        if self.reject_below is None and self.reject_above is None:
+            raise ValueError(f"model filter {self.name!r} sets neither reject_below nor reject_above, so it would reject nothing")
+        return self
+
+    def band(self) -> ScoreBand:
+        return ScoreBand(self.name, self.reason, self.reject_below, self.reject_above, self.unscored == "reject")
+
+
 class DedupConfig(Config):
     clip_threshold: float = Field(default=0.95, description="Cosine similarity at or above which CLIP calls two images near-duplicates")
     perceptual: dict[str, Any] = Field(
@@ -100,7 +142,19 @@ class PoolSettings(ConfigurableResource):
     folders: list[FolderSourceConfig] = Field(default=[], description="Local folders of images")
     filters: FilterConfig = Field(default_factory=FilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
+    model_filters: list[ModelFilterConfig] = Field(
+        default=[], description="Model-based filters over the CLIP embeddings (aesthetic score, content safety); none by default")
     batch_size: int = Field(default=256, description="Items per warehouse transaction; a crash loses at most one batch")
+
+
+    @field_validator("model_filters")
+    @classmethod
+    def _unique_filter_names(cls, filters: list[ModelFilterConfig]) -> list[ModelFilterConfig]:
+        names = [f.name for f in filters]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"two model filters are named {repeated[0]!r}; each needs its own name")
+        return filters
 
 
 CONFIG_SECTIONS = {"pool": ("pool", PoolSettings)}

@@ -149,6 +149,16 @@ def write_clip_embeddings(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> N
     insert_rows(con, "clip_embedding", rows)
 
 
+def write_model_filter_verdicts(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
+    """A model filter's verdicts, replacing the record's earlier verdict of the same filter."""
+    insert_rows(con, "model_filter_verdict", rows, conflict="replace")
+
+
+def drop_model_filter_verdicts(con: duckdb.DuckDBPyConnection, filter_name: str, record_ids: list[str]) -> None:
+    con.execute("DELETE FROM model_filter_verdict WHERE filter_name = ? AND list_contains(?, record_id)",
+                [filter_name, record_ids])
+
+
 def replace_pool_members(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     """The whole current pool, replacing the previous decision: every eligible record and its cluster."""
     con.execute("DELETE FROM pool_member")

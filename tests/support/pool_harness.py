@@ -16,7 +16,7 @@ from warehouse.db import Warehouse
 DATA_TABLES = (
     "entity", "used", "was_generated_by", "was_derived_from", "rejection", "input_file_state", "source_record",
     "fetch_attempt", "file_blob", "record_file", "file_decode", "image", "pool_candidate", "image_signature",
-    "clip_embedding", "match_scan", "duplicate_match", "pool_member", "step_input_state",
+    "clip_embedding", "match_scan", "duplicate_match", "model_filter_verdict", "pool_member", "step_input_state",
 )
 
 

@@ -82,7 +82,7 @@ FROM rejection j
 JOIN entity e ON e.entity_id = j.entity_id
 JOIN activity a ON a.activity_id = j.activity_id
 WHERE a.asset_key IN ('source_records', 'fetched_files', 'normalized_images', 'pool_candidates', 'perceptual_duplicates',
-                      'clip_duplicates', 'image_pool')
+                      'clip_duplicates', 'model_filter_verdicts', 'image_pool')
   AND NOT EXISTS (SELECT 1 FROM source_record r WHERE r.record_id = j.entity_id)
   AND NOT EXISTS (SELECT 1 FROM record_file f WHERE 'file:' || f.file_sha256 = j.entity_id);
 
@@ -92,5 +92,7 @@ SELECT 'records' AS stage, 1 AS step, count(*) AS n FROM source_record
 UNION ALL SELECT 'fetched', 2, count(*) FROM record_file
 UNION ALL SELECT 'decoded', 3, count(*) FROM record_file f JOIN file_decode d USING (file_sha256) WHERE d.image_id IS NOT NULL
 UNION ALL SELECT 'eligible', 4, count(*) FROM pool_candidate WHERE eligible
-UNION ALL SELECT 'kept', 5, count(*) FROM pool_member WHERE is_representative
-UNION ALL SELECT 'dropped as duplicate', 6, count(*) FROM pool_member WHERE NOT is_representative;
+UNION ALL SELECT 'rejected by a model filter', 5, count(DISTINCT v.record_id) FROM model_filter_verdict v
+    JOIN pool_candidate c USING (record_id) WHERE c.eligible AND NOT v.passed
+UNION ALL SELECT 'kept', 6, count(*) FROM pool_member WHERE is_representative
+UNION ALL SELECT 'dropped as duplicate', 7, count(*) FROM pool_member WHERE NOT is_representative;
