@@ -1,28 +1,37 @@
 """The warehouse side of model calls: the call log, the cache lookup, the claims, and each call as an entity.
 
-Each call is committed as soon as it returns, so a resumed run finds every answer that was logged in the
-cache. A store with ``write_behind`` commits the calls of all its threads from one writer thread, a group per
-transaction, while the asking thread goes on (its call id is fixed when the request is claimed); ``flush`` waits
-until every call recorded so far is committed, and the item loop calls it before each batch commit, so no stored
-row names a call that is not logged. A crash loses only answers not yet committed, as it would a moment earlier
-without it: their leases lapse and they are asked again. Calls are entities (``model_call:<digest>``) so ``provenance()`` can
-show which model, template and prompt produced a record. Before a request is sent its cache key is leased
-in ``model_call_lease``, so a second run or step process asking the same key waits for the answer instead of
-paying for it again (the warehouse lock makes the claim one atomic transaction across processes).
+Every call is kept, so a resumed run finds every answer that was logged in the cache. A direct store commits
+each call as it returns. A store with ``write_behind`` makes each answer durable the moment it arrives instead,
+appended and fsynced to its own shard under ``<warehouse file>.call_log/`` (``call_shards``), and commits the
+calls of all its threads from one committer thread, a group per transaction, while the asking thread goes on (its
+call id is fixed when the request is claimed); ``flush`` waits until every call recorded so far is committed, and
+the item loop calls it before each batch commit, so no stored row names a call that is not logged. A process that
+dies leaves its shard: the next store opened on the warehouse commits its complete calls, once each, and drops a
+torn last record. Calls are entities (``model_call:<digest>``) so ``provenance()`` can show which model, template
+and prompt produced a record. Before a request is sent its cache key is leased in ``model_call_lease``, so a
+second run or step process asking the same key waits for the answer instead of paying for it again (the
+warehouse lock makes the claim one atomic transaction across processes); a write-behind store ends the lease when
+it commits the call.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import threading
+import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import duckdb
 
+from assets.core.call_shards import ShardWriter, recover_shards
 from assets.core.model_calls import CallBudget, Claim, ModelCaller, RateLimiter, StoredCall, lease_seconds
 from resources.model_providers import ModelProvidersResource, RoleConfig
 from resources.models.heuristic import OfflineAnswers
@@ -40,15 +49,19 @@ class WarehouseCallStore:
     """``CallStore`` over the ``model_call`` table and ``CallLeases`` over ``model_call_lease``; safe to share
     between worker threads (the warehouse lock serializes)."""
 
-    def __init__(self, warehouse: Warehouse, activity_id: str, *, write_behind: bool = False) -> None:
+    def __init__(self, warehouse: Warehouse, activity_id: str, *, write_behind: bool = False, commit_every: int = 512,
+                 commit_after_s: float = 1.0) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self._answered: set[bytes] | None = None  # loaded on the first lookup, so a run with nothing pending skips it
+        self._unanswered: dict[str, int] | None = None  # key -> calls logged, none answered (unleased write-behind calls)
         self._held: dict[str, str] = {}  # cache key -> owner of the lease this store holds on it
         self._earlier: dict[str, int] = {}  # cache key -> calls logged for it when this store claimed it
         self._process = this_process()
         self._lock = threading.Lock()
-        self._log = _CallLog(warehouse, activity_id, self.decide_claims) if write_behind else None
+        recover_calls(warehouse)  # before any lookup: answers a dead process left are found, not asked again
+        self._log = _CallLog(warehouse, self.decide_claims, commit_every=commit_every,
+                             commit_after_s=commit_after_s) if write_behind else None
 
     def _answered_keys(self) -> set[bytes]:
         """Which cache keys have a stored answer, as 16-byte prefixes (about 50 bytes each in memory), so a
@@ -66,9 +79,8 @@ class WarehouseCallStore:
                 self._answered = self._answered_keys()
             if bytes.fromhex(cache_key[:32]) not in self._answered:
                 return None
-        queued = self._log.answer(cache_key) if self._log is not None else None
-        if queued is not None:  # answered by this store a moment ago, not committed yet
-            return queued
+        if self._log is not None:  # answered by this store a moment ago (not committed yet), or read with other lookups
+            return self._log.answer(cache_key) or self._log.lookup(cache_key)
         with self.warehouse.transaction() as con:
             return _stored(con, cache_key)
 
@@ -114,6 +126,8 @@ class WarehouseCallStore:
         fresh = []
         for cache_key, ttl_s in asked:
             found, earlier = calls.get(cache_key, (None, 0))
+            if self._log is not None:  # calls of this store's shard that are not in the warehouse yet count too
+                earlier += self._log.queued_calls(cache_key)
             if cache_key in held:
                 claims.append(Claim())
                 continue
@@ -175,13 +189,15 @@ class WarehouseCallStore:
 
     def record(self, row: Mapping[str, Any]) -> str:
         """Log a call; its lease ends in the same transaction, so a waiter sees either the lease or the call.
-        With ``write_behind`` the call is queued for the writer thread and its id returned at once."""
+        With ``write_behind`` the call is durable in the shard when this returns, and committed later."""
         key = row["cache_key"]
         with self._lock:
             owner = self._held.get(key)
             earlier = self._earlier.pop(key, None)
         logged = {**row, "params": canonical_json(row["params"]), "activity_id": self.activity_id, "called_at": utcnow()}
-        if self._log is not None and earlier is not None:
+        if self._log is not None:
+            if earlier is None:
+                earlier = self._count_unleased(key, row["status"])
             call_id = entity_id("model_call", digest_of([key, earlier]))
             self._log.add({**logged, "call_id": call_id}, owner)
         else:
@@ -193,6 +209,21 @@ class WarehouseCallStore:
         if row["status"] == "ok":
             self._remember_answered(key)
         return call_id
+
+    def _count_unleased(self, cache_key: str, status: str) -> int:
+        """How many calls of ``cache_key`` are logged before this one, for a write-behind store used without leases
+        (by this process alone, as ``ModelCaller`` says): the keys logged but never answered are read once, then
+        this store counts its own calls; a key with an answer is a cache hit and never asked again."""
+        with self._lock:
+            if self._unanswered is None:
+                with self.warehouse.transaction() as con:
+                    self._unanswered = dict(con.execute(
+                        "SELECT cache_key, count(*) FROM model_call GROUP BY cache_key HAVING NOT bool_or(status = 'ok')"
+                    ).fetchall())
+            earlier = self._unanswered.pop(cache_key, 0)
+            if status != "ok":
+                self._unanswered[cache_key] = earlier + 1
+            return earlier
 
     def flush(self) -> None:
         """Return once every call recorded so far is committed (at once without ``write_behind``); raises what
@@ -210,41 +241,57 @@ class WarehouseCallStore:
             self._earlier.clear()
         if left:
             with self.warehouse.transaction() as con:
-                con.execute("DELETE FROM model_call_lease WHERE list_contains(?, cache_key || '|' || owner)",
-                            [[f"{key}|{owner}" for key, owner in left.items()]])
+                _end_leases(con, list(left.items()))
 
 
 class _Ticket:
-    """One claim waiting for the writer thread's next transaction."""
+    """One claim (a cache key and lease seconds) or lookup (a cache key) waiting for the committer's next transaction."""
 
-    def __init__(self, asked: tuple[str, float]) -> None:
+    def __init__(self, asked: Any) -> None:
         self.asked = asked
-        self.answer: Claim | None = None
+        self.answer: Any = None
         self.error: BaseException | None = None
         self.done = False
 
-    def result(self) -> Claim:
+    def result(self) -> Any:
         if self.error is not None:
             raise self.error
-        return self.answer  # type: ignore[return-value]
+        return self.answer
+
+
+class _Queued(NamedTuple):
+    record: dict[str, Any]  # as in the shard: the model_call row (called_at as ISO text) and the lease it ends
+    shard: ShardWriter
 
 
 class _CallLog:
-    """The writer thread of a write-behind store: in one transaction at a time, commits the queued calls (each with
-    the end of its lease) and decides the claims asked meanwhile, so the asking threads share commits instead of
-    queueing for the warehouse one by one. Its first failure is kept and raised by every later ``add``, ``claim``
-    and ``flush``."""
+    """The shard and the committer of a write-behind store. ``add`` makes a call durable in this store's shard (a
+    shared fsync) before it returns; the committer thread commits the queued calls, each with the end of its lease,
+    every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``, and whenever claims
+    or lookups are waiting, deciding and reading them in the same transaction, so the asking threads share
+    commits instead of queueing for the warehouse one by one. A shard is replaced past ``rotate_bytes`` and removed once all its calls are
+    committed. Its first failure is kept and raised by every later ``add``, ``claim`` and ``flush`` (the calls stay
+    in the shard, committed by the next store opened on the warehouse)."""
 
-    def __init__(self, warehouse: Warehouse, activity_id: str,
-                 decide_claims: Callable[[duckdb.DuckDBPyConnection, list[tuple[str, float]]], list[Claim]]) -> None:
+    def __init__(self, warehouse: Warehouse,
+                 decide_claims: Callable[[duckdb.DuckDBPyConnection, list[tuple[str, float]]], list[Claim]], *, commit_every: int, commit_after_s: float, rotate_bytes: int = 64 << 20) -> None:
         self.warehouse = warehouse
-        self.activity_id = activity_id
         self._decide_claims = decide_claims
+        self._commit_every = commit_every
+        self._commit_after_s = commit_after_s
+        self._rotate_bytes = rotate_bytes
+        self._prefix = f"{socket.gethostname()}-{os.getpid()}"
+        self._shard = ShardWriter(shard_directory(warehouse), self._prefix)
+        self._outstanding: dict[ShardWriter, int] = {self._shard: 0}  # shard -> its calls not yet committed
         self._claims: list[_Ticket] = []
-        self._queue: list[tuple[dict[str, Any], str | None]] = []
+        self._lookups: list[_Ticket] = []
+        self._queue: list[_Queued] = []
+        self._oldest = 0.0   # monotonic time the queue's first call was added
+        self._queued_keys: Counter[str] = Counter()  # cache key -> queued calls, not yet in a transaction
         self._answers: dict[str, StoredCall] = {}  # cache key -> its answer, from add until committed
         self._queued = 0     # calls ever added
         self._committed = 0  # calls ever committed (or given up with the error)
+        self._flush_to = 0   # commit at once up to this many calls added
         self._error: BaseException | None = None
         self._closed = False
         self._cond = threading.Condition()
@@ -252,29 +299,55 @@ class _CallLog:
         self._thread.start()
 
     def add(self, row: dict[str, Any], owner: str | None) -> None:
+        """Append the call to the shard and return once it is durable; the committer takes it from there."""
+        record = {"row": {**row, "called_at": row["called_at"].isoformat()}, "lease_owner": owner}
         with self._cond:
             if self._error is not None:
                 raise self._error
-            self._queue.append((row, owner))
+            shard = self._shard
+            upto = shard.append(record)
+            self._outstanding[shard] += 1
+            if shard.size >= self._rotate_bytes:
+                self._shard = ShardWriter(shard.path.parent, self._prefix)
+                self._outstanding[self._shard] = 0
+            if not self._queue:  # the committer, idle, learns when this call falls due
+                self._oldest = time.monotonic()
+                self._cond.notify_all()
+            self._queue.append(_Queued(record, shard))
+            self._queued_keys[row["cache_key"]] += 1
             self._queued += 1
             if row["status"] == "ok":
                 self._answers.setdefault(row["cache_key"], _as_stored(row))
-            self._cond.notify_all()
+            if len(self._queue) >= self._commit_every:
+                self._cond.notify_all()
+        shard.sync(upto)
 
     def answer(self, cache_key: str) -> StoredCall | None:
         with self._cond:
             return self._answers.get(cache_key)
+
+    def queued_calls(self, cache_key: str) -> int:
+        """Calls of ``cache_key`` added but not yet in a transaction (the warehouse does not count them yet)."""
+        with self._cond:
+            return self._queued_keys.get(cache_key, 0)
 
     def claim(self, asked: tuple[str, float]) -> Claim:
         return self.claim_group([asked])[0]
 
     def claim_group(self, asked: list[tuple[str, float]]) -> list[Claim]:
         """Decided with the next transaction, together with whatever else is queued then."""
-        tickets = [_Ticket(a) for a in asked]
+        return self._wait_for([_Ticket(a) for a in asked], self._claims)
+
+    def lookup(self, cache_key: str) -> StoredCall | None:
+        """The first answer committed for ``cache_key``, read in the next transaction with every lookup asked
+        meanwhile (so a re-run's many cache hits share transactions)."""
+        return self._wait_for([_Ticket(cache_key)], self._lookups)[0]
+
+    def _wait_for(self, tickets: list[_Ticket], line: list[_Ticket]) -> list[Any]:
         with self._cond:
             if self._error is not None:
                 raise self._error
-            self._claims.extend(tickets)
+            line.extend(tickets)
             self._cond.notify_all()
             while not all(t.done for t in tickets):
                 self._cond.wait()
@@ -282,7 +355,8 @@ class _CallLog:
 
     def flush(self) -> None:
         with self._cond:
-            target = self._queued
+            target = self._flush_to = self._queued
+            self._cond.notify_all()
             while self._committed < target and self._error is None:
                 self._cond.wait()
             if self._error is not None:
@@ -293,42 +367,106 @@ class _CallLog:
             self._closed = True
             self._cond.notify_all()
         self._thread.join()
+        for shard, left in self._outstanding.items():  # a shard with calls the warehouse refused stays for recovery
+            shard.close(remove=not left)
         if self._error is not None:
             raise self._error
+
+    def _due(self) -> bool:
+        """Whether the committer should commit now (under ``_cond``): claims or lookups wait, the store closes,
+        enough calls are queued, or some are queued and a flush waits or the oldest has waited ``commit_after_s``."""
+        if self._claims or self._lookups or self._closed or len(self._queue) >= self._commit_every:
+            return True
+        return bool(self._queue) and (self._committed < self._flush_to
+                                      or time.monotonic() - self._oldest >= self._commit_after_s)
 
     def _write(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._claims and not self._closed:
-                    self._cond.wait()
-                if not self._queue and not self._claims:
+                while not self._due():
+                    due_in = self._oldest + self._commit_after_s - time.monotonic()
+                    self._cond.wait(max(0.0, due_in) if self._queue else None)
+                if not self._queue and not self._claims and not self._lookups:
                     return
                 group, self._queue = self._queue, []
                 claims, self._claims = self._claims, []
+                lookups, self._lookups = self._lookups, []
+                self._queued_keys.subtract(q.record["row"]["cache_key"] for q in group)
+                self._queued_keys = +self._queued_keys
             try:
                 with self.warehouse.transaction() as con:
-                    if group:
-                        _log_calls(con, self.activity_id, [row for row, _ in group],
-                                   [(row["cache_key"], owner) for row, owner in group if owner])
+                    commit_calls(con, [q.record for q in group])
                     decided = self._decide_claims(con, [t.asked for t in claims]) if claims else []
+                    found = _calls_of(con, list({t.asked for t in lookups})) if lookups else {}
                 for ticket, claim in zip(claims, decided, strict=True):
                     ticket.answer = claim
+                for ticket in lookups:
+                    ticket.answer = found.get(ticket.asked, (None, 0))[0]
+                failed = False
             except BaseException as exc:  # noqa: BLE001 - handed to the asking threads by add, claim and flush
-                logger.error("model call log: %d call(s) and %d claim(s) could not be committed: %s", len(group),
-                             len(claims), exc)
+                logger.error("model call log: %d call(s) and %d claim(s) could not be committed (the calls stay in"
+                             " %s): %s", len(group), len(claims), self._shard.path.parent, exc)
+                failed = True
                 with self._cond:
                     self._error = exc
-                    for ticket in claims:
+                    for ticket in claims + lookups:
                         ticket.error = exc
             with self._cond:
-                for ticket in claims:
+                for ticket in claims + lookups:
                     ticket.done = True
                 self._committed += len(group)
-                for row, _ in group:  # committed: cached() finds it in the warehouse now
-                    queued = self._answers.get(row["cache_key"])
-                    if queued is not None and queued.call_id == row["call_id"]:
-                        del self._answers[row["cache_key"]]
+                for queued in group:
+                    row = queued.record["row"]
+                    answer = self._answers.get(row["cache_key"])
+                    if answer is not None and answer.call_id == row["call_id"]:
+                        del self._answers[row["cache_key"]]  # committed: cached() finds it in the warehouse now
+                    if not failed:
+                        self._outstanding[queued.shard] -= 1
+                for shard in [s for s, left in self._outstanding.items() if not left and s is not self._shard]:
+                    del self._outstanding[shard]
+                    shard.close(remove=True)
                 self._cond.notify_all()
+
+
+def shard_directory(warehouse: Warehouse) -> Path:
+    """Where the warehouse's write-behind stores keep their call shards: ``<warehouse file>.call_log/``."""
+    return Path(str(warehouse.path) + ".call_log")
+
+
+def recover_calls(warehouse: Warehouse) -> None:
+    """Commit the calls in shards whose process is gone (it crashed, or its warehouse failed): their complete
+    records once each, in transactions of at most ``_RECOVERY_BATCH`` calls; a torn last record is dropped."""
+
+    def commit(records: list[dict[str, Any]]) -> None:
+        for start in range(0, len(records), _RECOVERY_BATCH):
+            with warehouse.transaction() as con:
+                commit_calls(con, records[start:start + _RECOVERY_BATCH])
+
+    shards, calls = recover_shards(shard_directory(warehouse), commit)
+    if shards:
+        logger.warning("model call log: recovered %d call(s) from %d shard(s) left by processes that are gone", calls, shards)
+
+
+_RECOVERY_BATCH = 10_000
+
+
+def commit_calls(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
+    """Shard records as ``model_call`` rows, entities and generation edges, ending their leases; a call already
+    committed (its id is content-derived) adds nothing, so a shard committed twice changes nothing."""
+    if not records:
+        return
+    ids = [r["row"]["call_id"] for r in records]
+    known = {cid for (cid,) in con.execute(
+        "SELECT call_id FROM model_call WHERE call_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
+    fresh: dict[str, list[dict[str, Any]]] = {}  # activity -> its new rows
+    for record in records:
+        row = record["row"]
+        if row["call_id"] not in known:
+            known.add(row["call_id"])
+            fresh.setdefault(row["activity_id"], []).append({**row, "called_at": datetime.fromisoformat(row["called_at"])})
+    for activity_id, rows in fresh.items():
+        _log_calls(con, activity_id, rows, [])
+    _end_leases(con, [(r["row"]["cache_key"], r["lease_owner"]) for r in records if r["lease_owner"]])
 
 
 def _log_calls(con: duckdb.DuckDBPyConnection, activity_id: str, rows: list[dict[str, Any]],
@@ -342,6 +480,11 @@ def _log_calls(con: duckdb.DuckDBPyConnection, activity_id: str, rows: list[dict
                          {k: r[k] for k in ("provider", "model", "role", "template_id", "template_version", "status")})
                   for r in rows], new=True)
     log.generated([r["call_id"] for r in rows], new=True)
+    _end_leases(con, leases)
+
+
+def _end_leases(con: duckdb.DuckDBPyConnection, leases: list[tuple[str, str]]) -> None:
+    """Delete the (cache key, owner) leases, in one statement."""
     if leases:
         con.execute("DELETE FROM model_call_lease WHERE list_contains(?, cache_key || '|' || owner)",
                     [[f"{key}|{owner}" for key, owner in leases]])

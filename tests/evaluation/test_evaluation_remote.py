@@ -21,6 +21,8 @@ import pytest
 import yaml
 from PIL import Image, ImageDraw
 
+from assets.core.call_shards import read_shard
+from assets.core.model_call_store import shard_directory
 from assets.evaluation.logic.benchmark_items import LAYOUTS
 from assets.evaluation.logic.run_identity import item_entity_id
 from resources.blob_store import LocalBlobStore
@@ -259,7 +261,8 @@ def test_a_call_that_failed_for_good_is_asked_again_and_its_rejection_withdrawn(
 
 def test_a_killed_evaluation_resumes_without_repeating_a_logged_call(tmp_path, keys):
     """SIGKILL a real `aesforge run` of the evaluation (one call at a time against a slow server) after a few
-    requests, then resume: only the answers not logged before the kill are asked, and no prediction doubles."""
+    requests, then resume: only the answers not logged before the kill (committed, or durable in the dead run's call
+    shard, which the resumed run commits first) are asked, and no prediction doubles."""
     _release(tmp_path)
     with ModelApiServer(responder=critic, openai_key=OPENAI_KEY, latency_s=0.3) as server:
         config = _config(tmp_path, server, max_concurrency=1)
@@ -272,7 +275,7 @@ def test_a_killed_evaluation_resumes_without_repeating_a_logged_call(tmp_path, k
         worker = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
         # Six requests seen: the fourth answer came back one request's latency ago, time enough for the run's
-        # write-behind call log (which commits while the asking thread goes on) to have committed it.
+        # write-behind call log (fsynced to its shard before the asking thread goes on) to hold it.
         while len(server.requests) < 6 and worker.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert worker.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
@@ -280,7 +283,10 @@ def test_a_killed_evaluation_resumes_without_repeating_a_logged_call(tmp_path, k
         worker.wait(timeout=30)
         assert worker.returncode == -signal.SIGKILL  # killed mid-run, not finished
         wh = Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
-        logged = wh.scalar("SELECT count(*) FROM model_call WHERE role <> 'judge' AND status = 'ok'")
+        committed = set(wh.query("SELECT call_id FROM model_call WHERE role <> 'judge' AND status = 'ok'")["call_id"])
+        in_shards = {r["row"]["call_id"] for shard in shard_directory(wh).glob("*.jsonl")
+                     for r in read_shard(shard.read_bytes()).records if r["row"]["role"] != "judge" and r["row"]["status"] == "ok"}
+        logged = len(committed | in_shards)
         assert 4 <= logged < 12  # some answers were logged, some were still to come
         sent_before = len(server.requests)
         result = materialize(config, "photocritique_evaluation")
