@@ -10,7 +10,9 @@ picks the call log: ``write-behind`` (answers fsynced to a call shard as they ar
 the pipelines' item loops use), ``direct`` (each call committed as it returns), or ``memory`` (a dict, neither
 durable nor committed: the ceiling this process reaches with no call log at all, for reference). The timed run
 ends when every call is committed. Then the same items run again at once: every call should come from the call log, with no
-request. A benchmark, not a test: figures go in bench/README.md.
+request. As in the pipelines' item loop, the warehouse connection lingers between transactions, and with
+``--leases`` every request is claimed in ``model_call_lease`` before it is sent, as CritiqueCanvas claims them.
+A benchmark, not a test: figures go in bench/README.md.
 """
 
 import argparse
@@ -33,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assets.critique_canvas.logic.chain import COMPLETE, ROLES, RoleSettings, repair_request, run_chain  # noqa: E402
 from assets.core.model_calls import CallBudget, ModelCaller, RateLimiter, StoredCall  # noqa: E402
-from assets.core.model_call_store import WarehouseCallStore  # noqa: E402
+from assets.core.model_call_store import WarehouseCallStore, leased_caller  # noqa: E402
+from resources.model_providers import ModelProvidersResource  # noqa: E402
 from resources.model_providers import OpenAIProvider  # noqa: E402
 from resources.models.types import OK, ModelResponse  # noqa: E402
 from tests.support.critique_model import remote_model  # noqa: E402
@@ -93,7 +96,7 @@ def cpu_s() -> float:
 
 
 def run(wh: Warehouse, run_id: str, base_url: str, items: list[bytes], concurrency: int, kind: str,
-        memory: MemoryStore) -> tuple[float, float, int, int]:
+        memory: MemoryStore, leases: bool) -> tuple[float, float, int, int]:
     """(wall seconds until every call is committed, this process's CPU seconds meanwhile, requests sent, complete
     chains) for one pass over ``items``."""
     with wh.transaction() as con:
@@ -102,12 +105,16 @@ def run(wh: Warehouse, run_id: str, base_url: str, items: list[bytes], concurren
     provider = OpenAIProvider(KEY, base_url=base_url, timeout_s=30, max_retries=1)
     roles = {role: RoleSettings("openai", "bench-vision-1", base_url) for role in ROLES}
     budget, limiter = CallBudget(), RateLimiter(None)
-    callers = {role: ModelCaller(roles[role].endpoint, provider, store, budget, limiter, repair_request) for role in ROLES}
+    if leases:
+        callers = {role: leased_caller(roles[role].endpoint, provider, store, budget, limiter, repair_request,
+                                       ModelProvidersResource()) for role in ROLES}
+    else:
+        callers = {role: ModelCaller(roles[role].endpoint, provider, store, budget, limiter, repair_request) for role in ROLES}
     start, cpu = time.perf_counter(), cpu_s()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+    with wh.lingering(), ThreadPoolExecutor(max_workers=concurrency) as pool:
         results = list(pool.map(lambda pair: run_chain(pair[1], "image/jpeg", "photography", callers, roles, f"bench:{pair[0]}"),
                                 enumerate(items)))
-    store.close()
+        store.close()
     wall, cpu = time.perf_counter() - start, cpu_s() - cpu
     return wall, cpu, sum(r.requests_sent for r in results), sum(r.status == COMPLETE for r in results)
 
@@ -118,8 +125,11 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=2.0, help="simulated seconds per request (vision models take seconds)")
     parser.add_argument("--store", choices=("write-behind", "direct", "memory"), default="write-behind")
+    parser.add_argument("--leases", action="store_true", help="claim each request before sending it (not with --store memory)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.leases and args.store == "memory":
+        parser.error("--leases needs a warehouse store (write-behind or direct)")
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     items = images(args.items, args.seed)
     memory = MemoryStore()
@@ -130,16 +140,17 @@ def main() -> int:
         base_url = ours.recv()
         with tempfile.TemporaryDirectory() as tmp:
             wh = Warehouse(Path(tmp) / "bench.duckdb")
-            wall, cpu, sent, complete = run(wh, "first", base_url, items, args.concurrency, args.store, memory)
+            wall, cpu, sent, complete = run(wh, "first", base_url, items, args.concurrency, args.store, memory, args.leases)
             ideal = args.concurrency / args.latency
             achieved = sent / wall
-            print(f"{args.items} items, {args.store} store, concurrency {args.concurrency}, simulated latency {args.latency:.3f} s")
+            print(f"{args.items} items, {args.store} store{' with leases' if args.leases else ''},"
+                  f" concurrency {args.concurrency}, simulated latency {args.latency:.3f} s")
             print(f"first run : {sent} requests in {wall:.2f} s = {achieved:.1f} req/s; ideal {ideal:.1f} req/s;"
                   f" ratio {achieved / ideal:.3f}; {complete}/{args.items} chains complete;"
                   f" {1000 * cpu / max(sent, 1):.1f} ms of this process's CPU per request")
             ours.send("count")
             before = ours.recv()
-            wall2, _, sent2, complete2 = run(wh, "rerun", base_url, items, args.concurrency, args.store, memory)
+            wall2, _, sent2, complete2 = run(wh, "rerun", base_url, items, args.concurrency, args.store, memory, args.leases)
             ours.send("count")
             asked = ours.recv() - before
             print(f"re-run    : {asked} requests in {wall2:.2f} s; cache hit rate {1 - asked / sent:.1%};"

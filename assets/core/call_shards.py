@@ -73,6 +73,7 @@ class ShardWriter:
         self.size = 0
         self._synced = 0
         self._syncing = False
+        self._closed = False
         self._cond = threading.Condition()
 
     def append(self, record: dict[str, Any]) -> int:
@@ -84,9 +85,10 @@ class ShardWriter:
             return self.size
 
     def sync(self, upto: int) -> None:
-        """Return once everything up to byte ``upto`` is on disk, starting one fsync for all writers if none runs."""
+        """Return once everything up to byte ``upto`` is on disk, starting one fsync for all writers if none runs;
+        at once for a shard already closed (removed because the warehouse committed all of it, or kept whole)."""
         with self._cond:
-            while self._synced < upto:
+            while self._synced < upto and not self._closed:
                 if self._syncing:
                     self._cond.wait()
                     continue
@@ -101,7 +103,14 @@ class ShardWriter:
                 self._synced = max(self._synced, target)
 
     def close(self, *, remove: bool) -> None:
-        """Give up the shard; ``remove`` once every record in it is committed."""
+        """Give up the shard, once a running fsync is done; ``remove`` once every record in it is committed."""
+        with self._cond:
+            while self._syncing:
+                self._cond.wait()
+            if not remove:
+                os.fdatasync(self._fd)
+            self._closed = True
+            self._cond.notify_all()
         if remove:
             self.path.unlink(missing_ok=True)
         os.close(self._fd)

@@ -50,7 +50,7 @@ class WarehouseCallStore:
     between worker threads (the warehouse lock serializes)."""
 
     def __init__(self, warehouse: Warehouse, activity_id: str, *, write_behind: bool = False, commit_every: int = 512,
-                 commit_after_s: float = 1.0) -> None:
+                 commit_after_s: float = 1.0, shard_bytes: int = 64 << 20) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self._answered: set[bytes] | None = None  # loaded on the first lookup, so a run with nothing pending skips it
@@ -60,8 +60,8 @@ class WarehouseCallStore:
         self._process = this_process()
         self._lock = threading.Lock()
         recover_calls(warehouse)  # before any lookup: answers a dead process left are found, not asked again
-        self._log = _CallLog(warehouse, self.decide_claims, commit_every=commit_every,
-                             commit_after_s=commit_after_s) if write_behind else None
+        self._log = _CallLog(warehouse, self.decide_claims, commit_every=commit_every, commit_after_s=commit_after_s,
+                             shard_bytes=shard_bytes) if write_behind else None
 
     def _answered_keys(self) -> set[bytes]:
         """Which cache keys have a stored answer, as 16-byte prefixes (about 50 bytes each in memory), so a
@@ -269,17 +269,18 @@ class _CallLog:
     shared fsync) before it returns; the committer thread commits the queued calls, each with the end of its lease,
     every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``, and whenever claims
     or lookups are waiting, deciding and reading them in the same transaction, so the asking threads share
-    commits instead of queueing for the warehouse one by one. A shard is replaced past ``rotate_bytes`` and removed once all its calls are
-    committed. Its first failure is kept and raised by every later ``add``, ``claim`` and ``flush`` (the calls stay
-    in the shard, committed by the next store opened on the warehouse)."""
+    commits instead of queueing for the warehouse one by one. A shard is replaced once past ``shard_bytes``, and
+    removed once all its calls are committed. Its first failure is kept and raised by every later ``add``, ``claim``
+    and ``flush`` (the calls stay in the shard, committed by the next store opened on the warehouse)."""
 
     def __init__(self, warehouse: Warehouse,
-                 decide_claims: Callable[[duckdb.DuckDBPyConnection, list[tuple[str, float]]], list[Claim]], *, commit_every: int, commit_after_s: float, rotate_bytes: int = 64 << 20) -> None:
+                 decide_claims: Callable[[duckdb.DuckDBPyConnection, list[tuple[str, float]]], list[Claim]], *,
+                 commit_every: int, commit_after_s: float, shard_bytes: int) -> None:
         self.warehouse = warehouse
         self._decide_claims = decide_claims
         self._commit_every = commit_every
         self._commit_after_s = commit_after_s
-        self._rotate_bytes = rotate_bytes
+        self._shard_bytes = shard_bytes
         self._prefix = f"{socket.gethostname()}-{os.getpid()}"
         self._shard = ShardWriter(shard_directory(warehouse), self._prefix)
         self._outstanding: dict[ShardWriter, int] = {self._shard: 0}  # shard -> its calls not yet committed
@@ -307,7 +308,7 @@ class _CallLog:
             shard = self._shard
             upto = shard.append(record)
             self._outstanding[shard] += 1
-            if shard.size >= self._rotate_bytes:
+            if shard.size >= self._shard_bytes:
                 self._shard = ShardWriter(shard.path.parent, self._prefix)
                 self._outstanding[self._shard] = 0
             if not self._queue:  # the committer, idle, learns when this call falls due
@@ -444,7 +445,8 @@ def recover_calls(warehouse: Warehouse) -> None:
 
     shards, calls = recover_shards(shard_directory(warehouse), commit)
     if shards:
-        logger.warning("model call log: recovered %d call(s) from %d shard(s) left by processes that are gone", calls, shards)
+        logger.warning("model call log: recovered %d call(s) from %d shard(s) left by processes that are gone", calls,
+                       shards)
 
 
 _RECOVERY_BATCH = 10_000

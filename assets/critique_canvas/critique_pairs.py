@@ -230,7 +230,7 @@ def critique_pairs(
     )
     params = {"roles": {r: s.__dict__ for r, s in roles.items()}, "chain_digest": digest, "settings": critique.model_dump()}
     with recorded_step(context, wh, params, extra_agents=agents) as step:
-        calls = WarehouseCallStore(wh, step.activity_id)
+        calls = WarehouseCallStore(wh, step.activity_id, write_behind=True)  # answers durable in a shard, committed in groups
         budget = CallBudget(critique.max_calls, critique.max_tokens)
         limiter = RateLimiter(critique.requests_per_minute)
         callers = {
@@ -257,8 +257,11 @@ def critique_pairs(
             step.counts["requests_sent"] += sum(one.outcome.value.requests_sent for one in done)
             decided.update(one.item.key for one in done)
 
-        loop = run_items(step, CRITIQUE_STAGE, pending, chain, write, workers=critique.max_concurrency,
-                         batch_size=4 * critique.max_concurrency)
+        try:
+            loop = run_items(step, CRITIQUE_STAGE, pending, chain, write, workers=critique.max_concurrency,
+                             batch_size=4 * critique.max_concurrency, before_write=calls.flush)
+        finally:
+            calls.close()
         if loop.stopped:
             step.counts["images_not_started_budget"] = len(pending) - len(decided) - step.counts["quarantined"]
         step.notes.update(call_summary(wh, step.activity_id))

@@ -60,7 +60,8 @@ def test_many_threads_appending_share_fsyncs_and_lose_no_record(tmp_path):
         t.join()
     got = read_shard(writer.path.read_bytes())
     writer.close(remove=True)
-    assert got.dropped_bytes == 0 and sorted((r["thread"], r["k"]) for r in got.records) == [(i, k) for i in range(8) for k in range(50)]
+    assert got.dropped_bytes == 0
+    assert sorted((r["thread"], r["k"]) for r in got.records) == [(i, k) for i in range(8) for k in range(50)]
     assert list((tmp_path / "log").iterdir()) == []
 
 
@@ -168,3 +169,19 @@ def test_a_step_killed_mid_run_leaves_every_answered_call_committed_once_at_the_
     WarehouseCallStore(wh, _activity(wh, "again"))  # opening again adds nothing
     assert _counts(wh) == (len(committed),) * 4
     assert wh.scalar("SELECT count(DISTINCT activity_id) FROM model_call") == 1  # all under the dead step's activity
+
+
+def test_a_full_shard_is_replaced_and_each_is_removed_once_its_calls_are_committed(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    store = WarehouseCallStore(wh, _activity(wh, "r1"), write_behind=True, commit_every=10**6, commit_after_s=3600,
+                               shard_bytes=1)  # every call fills its shard
+    caller = ModelCaller("wordcount", WordCountProvider(), store, CallBudget(), RateLimiter(None), repair)
+    for i in range(3):
+        assert caller.call(_request(" ".join(["w"] * (i + 1))), parse_words).ok
+    shards = sorted(shard_directory(wh).iterdir())
+    assert sorted(len(read_shard(s.read_bytes()).records) for s in shards) == [0, 1, 1, 1]  # and the current one
+    assert _counts(wh) == (0, 0, 0, 0)
+    store.flush()
+    assert _counts(wh) == (3, 3, 3, 3) and len(list(shard_directory(wh).iterdir())) == 1  # only the current one
+    store.close()
+    assert list(shard_directory(wh).iterdir()) == []
