@@ -267,9 +267,9 @@ class _Queued(NamedTuple):
 class _CallLog:
     """The shard and the committer of a write-behind store. ``add`` makes a call durable in this store's shard (a
     shared fsync) before it returns; the committer thread commits the queued calls, each with the end of its lease,
-    every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``, and whenever claims
-    or lookups are waiting, deciding and reading them in the same transaction, so the asking threads share
-    commits instead of queueing for the warehouse one by one. A shard is replaced once past ``shard_bytes``, and
+    every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``; claims and lookups asked
+    meanwhile are decided and read together in the committer's next transaction, so the asking threads share
+    transactions instead of queueing for the warehouse one by one. A shard is replaced once past ``shard_bytes``, and
     removed once all its calls are committed. Its first failure is kept and raised by every later ``add``, ``claim``
     and ``flush`` (the calls stay in the shard, committed by the next store opened on the warehouse)."""
 
@@ -337,18 +337,18 @@ class _CallLog:
 
     def claim_group(self, asked: list[tuple[str, float]]) -> list[Claim]:
         """Decided with the next transaction, together with whatever else is queued then."""
-        return self._wait_for([_Ticket(a) for a in asked], self._claims)
+        return self._wait_for([_Ticket(a) for a in asked], lookups=False)
 
     def lookup(self, cache_key: str) -> StoredCall | None:
         """The first answer committed for ``cache_key``, read in the next transaction with every lookup asked
         meanwhile (so a re-run's many cache hits share transactions)."""
-        return self._wait_for([_Ticket(cache_key)], self._lookups)[0]
+        return self._wait_for([_Ticket(cache_key)], lookups=True)[0]
 
-    def _wait_for(self, tickets: list[_Ticket], line: list[_Ticket]) -> list[Any]:
-        with self._cond:
+    def _wait_for(self, tickets: list[_Ticket], *, lookups: bool) -> list[Any]:
+        with self._cond:  # the committer swaps the lists: pick one under the lock
             if self._error is not None:
                 raise self._error
-            line.extend(tickets)
+            (self._lookups if lookups else self._claims).extend(tickets)
             self._cond.notify_all()
             while not all(t.done for t in tickets):
                 self._cond.wait()
@@ -373,10 +373,11 @@ class _CallLog:
         if self._error is not None:
             raise self._error
 
-    def _due(self) -> bool:
-        """Whether the committer should commit now (under ``_cond``): claims or lookups wait, the store closes,
-        enough calls are queued, or some are queued and a flush waits or the oldest has waited ``commit_after_s``."""
-        if self._claims or self._lookups or self._closed or len(self._queue) >= self._commit_every:
+    def _calls_due(self) -> bool:
+        """Whether the queued calls are to be committed now (under ``_cond``): the store closes, enough are queued,
+        or some are and a flush waits or the oldest has waited ``commit_after_s``. Claims and lookups alone do not
+        take them along, so their transactions stay short."""
+        if self._closed or len(self._queue) >= self._commit_every:
             return True
         return bool(self._queue) and (self._committed < self._flush_to
                                       or time.monotonic() - self._oldest >= self._commit_after_s)
@@ -384,12 +385,12 @@ class _CallLog:
     def _write(self) -> None:
         while True:
             with self._cond:
-                while not self._due():
+                while not (self._claims or self._lookups or self._calls_due()):
                     due_in = self._oldest + self._commit_after_s - time.monotonic()
                     self._cond.wait(max(0.0, due_in) if self._queue else None)
                 if not self._queue and not self._claims and not self._lookups:
                     return
-                group, self._queue = self._queue, []
+                group, self._queue = (self._queue, []) if self._calls_due() else ([], self._queue)
                 claims, self._claims = self._claims, []
                 lookups, self._lookups = self._lookups, []
                 self._queued_keys.subtract(q.record["row"]["cache_key"] for q in group)
