@@ -16,6 +16,7 @@ from assets.image_pool.logic.perceptual import (
     PerceptualParams,
     PerceptualSignature,
     compute_signature,
+    periodicity,
     verify_frames,
     verify_pair,
     verify_texture,
@@ -118,3 +119,29 @@ def test_the_texture_square_is_the_centred_square_and_round_trips() -> None:
     back = PerceptualSignature.from_record(sig.to_record())
     assert np.array_equal(back.thumb_texture, sig.thumb_texture)
     assert np.array_equal(back.thumb_luma, sig.thumb_luma)
+
+
+def template_render(index: int) -> Image.Image:
+    """One of bench/dedup.py's virtual renders (seed 0), stored as it stores originals (JPEG q92)."""
+    rng = np.random.default_rng([0, index])
+    size = (int(rng.integers(400, 800)), int(rng.integers(300, 600)))
+    return Image.open(io.BytesIO(synth.recompressed(synth.render_virtual(rng, size), 92))).convert("RGB")
+
+
+@pytest.mark.parametrize("pair", [(479, 1127), (938, 1304)])
+def test_distinct_renders_of_one_template_stay_apart_because_they_do_not_repeat(pair: tuple[int, int]) -> None:
+    """Their centred squares correlate ~0.95 once aligned: without the periodicity gate the texture route merges them."""
+    a, b = (template_render(i) for i in pair)
+    assert compute_signature(a).periodicity < PerceptualParams().min_texture_periodicity
+    assert matched(a, b, PerceptualParams(min_texture_periodicity=0.0)) == [("original", "copy", "texture")]
+    assert matched(a, b) == []
+
+
+def test_periodicity_finds_repeats_beyond_a_valley_and_none_in_smooth_or_random_content() -> None:
+    for kind, degrees, repeats in WEAVES:
+        assert compute_signature(woven(kind, degrees, repeats)).periodicity >= 0.5
+    assert periodicity(np.tile(np.linspace(0, 255, TEXTURE_SIDE, dtype=np.float32), (TEXTURE_SIDE, 1))) == 0.0  # a ramp
+    noise = np.random.default_rng(1).normal(128, 40, (TEXTURE_SIDE, TEXTURE_SIDE)).astype(np.float32)
+    assert periodicity(noise) < 0.3
+    tiled = np.tile(noise[:8, :8], (TEXTURE_SIDE // 8, TEXTURE_SIDE // 8))  # any 8 px tile, repeated
+    assert periodicity(tiled) > 0.9
