@@ -484,29 +484,27 @@ def _line_start(data: bytes, block_start: int, position: int) -> int:
     return (data.rfind(b"\n", block_start, position) + 1) or block_start
 
 
-_ID_DIGITS = np.full(256, -1, np.int64)
-_ID_DIGITS[np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", np.uint8)] = np.arange(36)
-_CODED_ID_CHARS = 12
-"""Ids of up to 12 characters get an exact int64 code (each character a base-37 digit, 0 for none: 37**12 < 2**63)."""
-_ID_CODE_POWERS = 37 ** np.arange(_CODED_ID_CHARS, dtype=np.int64)
+_IS_ID_CHAR = np.zeros(256, bool)
+_IS_ID_CHAR[np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", np.uint8)] = True
 _ID_RUN = re.compile(rb"[0-9a-z]+")
+_ID_WINDOW = 16
+"""Characters of each value read at once; longer values are followed a window at a time."""
+_MAX_ID_CHARS = 256
+"""A longer run of id characters (no Reddit id comes close) sends the block to the regex."""
 _MAX_BLANKS = 4
 """Blanks between a key's colon and its value that the numpy path follows; more send the block to the regex."""
+_HEAD_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
 
 
-def _id_codes(values: Iterable[bytes]) -> np.ndarray | None:
-    """Sorted codes of the values the key regex can match (``[0-9a-z]+``; others never match), or None when one
-    is longer than 12 characters (no Reddit id is): then only the regex can find it."""
-    codes = []
-    for value in values:
-        if _ID_RUN.fullmatch(value):
-            if len(value) > _CODED_ID_CHARS:
-                return None
-            codes.append(int((_ID_DIGITS[np.frombuffer(value, np.uint8)] + 1) @ _ID_CODE_POWERS[: len(value)]))
-    return np.unique(np.array(codes, np.int64))
+def _heads(values: Iterable[bytes]) -> np.ndarray:
+    """Sorted first eight bytes (as little-endian numbers) of the values the key regex can match (``[0-9a-z]+``;
+    others never match): a value whose head is among them is then compared whole."""
+    return np.array(sorted({int.from_bytes(value[:8], "little") for value in values if _ID_RUN.fullmatch(value)}),
+                    np.uint64)
 
 
-def _key_spans(block: LineBlock, key: bytes, value_prefix: bytes, wanted_codes: np.ndarray) -> list[tuple[int, int, int]] | None:
+def _key_spans(block: LineBlock, key: bytes, value_prefix: bytes, wanted: frozenset[bytes],
+               wanted_heads: np.ndarray) -> list[tuple[int, int, int]] | None:
     """``_KeyFilter.spans_by_regex`` in whole-array steps: the same lines, or None where it cannot be sure.
 
     The key regex is a literal (``key``, ending in its colon), blanks, ``value_prefix`` and ``[0-9a-z]+"``: each
@@ -520,7 +518,7 @@ def _key_spans(block: LineBlock, key: bytes, value_prefix: bytes, wanted_codes: 
     colon = len(key) - 1
     keys = np.flatnonzero(text == key[-1])
     keys = keys[keys >= colon] - colon
-    for index in range(colon):
+    for index in sorted(range(colon), key=lambda i: key[i] in b'"_'):  # letters first: they rule out the most
         keys = keys[text[keys + index] == key[index]]
     value = keys + len(key)
     for _ in range(_MAX_BLANKS):
@@ -535,24 +533,32 @@ def _key_spans(block: LineBlock, key: bytes, value_prefix: bytes, wanted_codes: 
         found = text[np.minimum(value + index, last)] == byte
         keys, value = keys[found], value[found]
     value += len(value_prefix)
-    window = text[np.minimum(value[:, None] + np.arange(_CODED_ID_CHARS + 1), last)]
-    digits = _ID_DIGITS[window]
-    is_digit = digits >= 0
-    length = is_digit.argmin(axis=1)
-    long = np.flatnonzero(is_digit.all(axis=1))  # 13 characters or more (media ids have 13): never wanted
-    for row in long.tolist():
-        length[row] = _ID_RUN.match(data, start + int(value[row])).end() - start - int(value[row])
+    window = text[np.minimum(value[:, None] + np.arange(_ID_WINDOW), last)]
+    is_id = _IS_ID_CHAR[window]
+    length = is_id.argmin(axis=1)
+    longer = np.flatnonzero(is_id.all(axis=1))  # media ids have 13 characters; none of them is wanted
+    for reach in range(_ID_WINDOW, _MAX_ID_CHARS + 1, _ID_WINDOW):
+        if not len(longer):
+            break
+        more = _IS_ID_CHAR[text[np.minimum(value[longer, None] + reach + np.arange(_ID_WINDOW), last)]]
+        ended = ~more.all(axis=1)
+        length[longer[ended]] = reach + more[ended].argmin(axis=1)
+        longer = longer[~ended]
+    else:
+        if len(longer):
+            return None
     matched = (length > 0) & (text[np.minimum(value + length, last)] == 0x22)
-    keys, value, length, digits = keys[matched], value[matched], length[matched], digits[matched, :_CODED_ID_CHARS]
+    keys, value, length, window = keys[matched], value[matched], length[matched], window[matched]
     if (keys[1:] <= value[:-1] + length[:-1]).any():
         return None  # one match reaches into the next: the regex would skip the second
-    codes = np.where(np.arange(_CODED_ID_CHARS) < length[:, None], digits + 1, 0) @ _ID_CODE_POWERS
-    codes[length > _CODED_ID_CHARS] = -1
-    place = np.minimum(np.searchsorted(wanted_codes, codes), max(len(wanted_codes) - 1, 0))
-    wanted = wanted_codes[place] == codes if len(wanted_codes) else np.zeros(len(codes), bool)
+    heads = np.ascontiguousarray(window[:, :8]).view("<u8")[:, 0] & _HEAD_MASKS[np.minimum(length, 8)]
+    place = np.minimum(np.searchsorted(wanted_heads, heads), max(len(wanted_heads) - 1, 0))
+    maybe = np.flatnonzero(wanted_heads[place] == heads) if len(wanted_heads) else place[:0]
+    hits = [row for row in maybe.tolist()
+            if data[start + int(value[row]) : start + int(value[row] + length[row])] in wanted]
     line_ends = block.line_ends
     line_of_key = np.searchsorted(line_ends, keys)
-    candidates = np.unique(line_of_key[wanted])
+    candidates = np.unique(line_of_key[hits])
     first_of_line = np.flatnonzero(np.diff(line_of_key, prepend=-1))  # keys are in order, so lines are too
     if len(first_of_line) < len(line_ends):
         keyless = np.setdiff1d(np.arange(len(line_ends)), line_of_key[first_of_line], assume_unique=True)
@@ -575,14 +581,12 @@ class _KeyFilter(_Filter):
         self.key, self.value_prefix = (b'"id":', b'"') if kind == SUBMISSION else (b'"link_id":', b'"t3_')
         self.wanted = frozenset(wanted)
         self.wanted_bytes = frozenset(value.encode() for value in self.wanted)
-        self.wanted_codes = _id_codes(self.wanted_bytes)
+        self.wanted_heads = _heads(self.wanted_bytes)
 
     def spans(self, block: LineBlock) -> list[tuple[int, int, int]]:
         """Found with numpy (which lets go of the GIL, so the decoding thread is not held up); a block the numpy
         path cannot settle exactly (a long id or run of blanks, overlapping matches) goes through the regex."""
-        if self.wanted_codes is None:
-            return self.spans_by_regex(block)
-        spans = _key_spans(block, self.key, self.value_prefix, self.wanted_codes)
+        spans = _key_spans(block, self.key, self.value_prefix, self.wanted_bytes, self.wanted_heads)
         return self.spans_by_regex(block) if spans is None else spans
 
     def spans_by_regex(self, block: LineBlock) -> list[tuple[int, int, int]]:

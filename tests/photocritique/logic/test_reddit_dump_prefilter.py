@@ -26,8 +26,9 @@ from assets.photocritique.logic.reddit_dumps import (
 from resources.reddit_sources import RawItem, SourceProblem
 from tests.photocritique.logic.test_reddit_dumps import comment, post, write_zst
 
-WANTED = ["abc", "p1", "zz9", "k0000000000z"]  # the last one has 12 characters, the most the numpy path codes
-ID_VALUES = st.sampled_from(["abc", "p1", "zz9", "k0000000000z", "k0000000000zz", "ab", "abcd", "P1", "p-1", "", "x" * 40])
+WANTED = ["abc", "p1", "zz9", "abcdefgh", "abcdefghij", "k" * 20]  # heads of eight bytes: alike, then compared whole
+ID_VALUES = st.sampled_from(["abc", "p1", "zz9", "abcdefgh", "abcdefghij", "abcdefghi", "abcdefgz", "k" * 20, "k" * 21,
+                             "ab", "abcd", "P1", "p-1", "", "x" * 40, "y" * 300])
 BLANKS = st.sampled_from(["", " ", "\t", "  ", " \t ", " " * 9])
 
 
@@ -95,17 +96,18 @@ def test_the_numpy_path_settles_dump_like_blocks_itself():
         selection = selector(kind, ids=["abc", "p3"]) if kind == SUBMISSION else selector(kind, post_ids=["abc"])
         block = _block(lines, b"")
 
-        spans = _key_spans(block, selection.key, selection.value_prefix, selection.wanted_codes)
+        spans = _key_spans(block, selection.key, selection.value_prefix, selection.wanted_bytes, selection.wanted_heads)
 
         assert spans is not None and spans == selection.spans_by_regex(block)
         assert len(spans) == (50 if kind == SUBMISSION else 8)  # every post has a nested "abc"
 
 
-def test_an_id_too_long_to_code_is_still_found():
-    lines = [json.dumps(post(name)).encode() for name in ("short", "a" * 13, "b" * 30)]
-    selection = selector(SUBMISSION, ids=["a" * 13, "short"])
+def test_ids_longer_than_one_window_are_followed_and_compared_whole():
+    lines = [json.dumps(post(name)).encode() for name in ("short", "a" * 20, "a" * 21, "b" * 40)]
+    selection = selector(SUBMISSION, ids=["a" * 20, "short"])
+    block = _block(lines, b"")
 
-    spans = selection.spans(_block(lines, b""))
+    spans = _key_spans(block, selection.key, selection.value_prefix, selection.wanted_bytes, selection.wanted_heads)
 
     assert [index for _, _, index in spans] == [0, 1]
 
