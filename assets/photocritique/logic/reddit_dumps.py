@@ -68,9 +68,8 @@ _MONTHLY_NAME = re.compile(r"^(RS|RC)_\d{4}-\d{2}\.(zst|ndjson|jsonl)$")
 _PER_SUBREDDIT_NAME = re.compile(r"^[A-Za-z0-9_]+_(submissions|comments)\.(zst|ndjson|jsonl)$")
 _KIND_BY_TAG = {"RS": SUBMISSION, "RC": COMMENT, "submissions": SUBMISSION, "comments": COMMENT}
 
-# Prefilters: [ \t]* rather than \s* keeps a match inside one line.
-_ID_VALUE = re.compile(rb'"id":[ \t]*"([0-9a-z]+)"')
-_LINK_ID_VALUE = re.compile(rb'"link_id":[ \t]*"t3_([0-9a-z]+)"')
+# Prefilters: a key, blanks, what comes before the id, the id. [ \t]* rather than \s* keeps a match inside one line.
+_KEYS = {SUBMISSION: (b'"id":', b'"'), COMMENT: (b'"link_id":', b'"t3_')}
 
 NOT_ZSTD = "not_zstd"
 _ZSTD_MAGIC = 0xFD2FB528
@@ -577,8 +576,8 @@ class _KeyFilter(_Filter):
 
     def __init__(self, kind: str, wanted: Collection[str]):
         self.kind = kind
-        self.pattern = _ID_VALUE if kind == SUBMISSION else _LINK_ID_VALUE
-        self.key, self.value_prefix = (b'"id":', b'"') if kind == SUBMISSION else (b'"link_id":', b'"t3_')
+        self.key, self.value_prefix = _KEYS[kind]
+        self.pattern = re.compile(re.escape(self.key) + rb"[ \t]*" + re.escape(self.value_prefix) + rb'([0-9a-z]+)"')
         self.wanted = frozenset(wanted)
         self.wanted_bytes = frozenset(value.encode() for value in self.wanted)
         self.wanted_heads = _heads(self.wanted_bytes)
