@@ -93,8 +93,11 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             else:
                 _print_plan(order, reasons)
 
+                configured = config["executor"].get("kind", "multiprocess")  # a cluster or one process, as asked
+
                 def execute(keys: list) -> tuple[str, dict[str, str]]:
-                    chosen = executor if executor != "auto" else _auto_executor(len(keys), len(order))
+                    chosen = executor if executor != "auto" else (
+                        _auto_executor(len(keys), len(order)) if configured == "multiprocess" else configured)
                     if chosen != executor:
                         print(f"({chosen} executor)")
                     return _execute(job, keys, chosen, log_level, {**run_process_tags(), **(tags or {})}, instance)

@@ -1,7 +1,8 @@
 """The aesforge code location: `dagster dev` (via workspace.yaml) and the `aesforge` CLI load this.
 
 Every package under ``assets/`` with a ``definitions.py`` is a pipeline (the core has none); they are found, not
-listed (``pipeline_modules``), and merged with the resources the config builds and the one job that spans them all.
+listed (``pipeline_modules``), and merged with the resources the config builds, the executor its ``executor`` section
+chooses (``pipelines.executor``) for every job, and the one job that spans them all.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from pipelines.config import build_resources, config_path, load_config, pipeline_modules
 from pipelines.console_log import console_logger
+from pipelines.executor import executor_definition
 
 full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
@@ -24,8 +26,10 @@ def pipeline_definitions() -> dict[str, Definitions]:
 
 
 def build_definitions(config: dict) -> Definitions:
+    resources = build_resources(config)
     return Definitions.merge(*pipeline_definitions().values(),
-                             Definitions(jobs=[full_rebuild_job], resources=build_resources(config),
+                             Definitions(jobs=[full_rebuild_job], resources=resources,
+                                         executor=executor_definition(resources["executor"]),
                                          loggers={"console": console_logger}))
 
 

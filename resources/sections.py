@@ -3,6 +3,7 @@
 
 from resources.blob_store import BlobStoreResource
 from resources.clip_embedder import ClipEmbedderResource
+from resources.executor_settings import ExecutorSettings
 from resources.http_fetcher import HttpFetcherResource
 from resources.image_editing import ImageEditorResource, ImageGeneratorsResource
 from resources.model_providers import ModelProvidersResource
@@ -23,4 +24,5 @@ CONFIG_SECTIONS: dict[str, tuple[str, type]] = {
     "image_editor": ("image_editor", ImageEditorResource),
     "image_generators": ("image_generators", ImageGeneratorsResource),
     "ocr": ("ocr", OcrResource),
+    "executor": ("executor", ExecutorSettings),
 }

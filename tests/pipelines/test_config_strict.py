@@ -164,7 +164,7 @@ def test_every_free_form_dict_field_is_declared_deliberately():
 def test_sections_are_found_in_resources_and_each_pipelines_settings():
     assert set(sections()) == {
         "warehouse", "blob_store", "fetch", "clip", "reddit_archive_api", "reddit_api", "models", "image_editor",
-        "image_generators", "ocr", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas", "releases",
+        "image_generators", "ocr", "executor", "pool", "photocritique", "critique", "designs", "counterfactual", "poetry", "context_canvas", "releases",
         "evaluation",
     }
 
