@@ -14,7 +14,7 @@ from tests.support.pool_harness import run_pool, step_summaries, warehouse_for, 
 
 CLIP = {"model_name": "ViT-S-32", "allow_random_init": True, "batch_size": 4, "device": "cpu", "decode_workers": 0}
 NO_PERCEPTUAL = {"phash_radius": 0, "dhash_radius": 0, "mirror_radius": 0, "window_radius": 0, "rotation_radius": 0,
-                 "min_correlation": 1.01}
+                 "min_correlation": 1.01, "min_texture_correlation": 1.01}
 STAGES = ["source_records", "fetched_files", "normalized_images", "pool_candidates", "clip_duplicates",
           "model_filter_verdicts", "image_pool"]
 

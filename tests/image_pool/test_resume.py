@@ -163,7 +163,8 @@ def test_blob_store_on_s3(tmp_path, small_folder, s3_server):
 
 def test_clip_pass_at_random_init_clusters_exact_and_resized_copies(tmp_path, small_folder):
     # the perceptual stage is switched off here (radius 0, impossible correlation) so CLIP alone must find the copy
-    no_perceptual = {"phash_radius": 0, "dhash_radius": 0, "mirror_radius": 0, "window_radius": 0, "rotation_radius": 0, "min_correlation": 1.01}
+    no_perceptual = {"phash_radius": 0, "dhash_radius": 0, "mirror_radius": 0, "window_radius": 0, "rotation_radius": 0, "min_correlation": 1.01,
+                     "min_texture_correlation": 1.01}
     config = _folder_config(
         tmp_path,
         small_folder,
