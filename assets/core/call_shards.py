@@ -67,8 +67,10 @@ class ShardWriter:
     def __init__(self, directory: Path, prefix: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{prefix}-{uuid.uuid4().hex}{SUFFIX}"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        unnamed = self.path.with_suffix(".new")  # locked before recovery can see it under its name
+        self._fd = os.open(unnamed, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        unnamed.rename(self.path)
         _sync_directory(directory)  # the shard's name is durable before any record in it counts as such
         self.size = 0
         self._synced = 0

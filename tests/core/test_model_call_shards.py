@@ -35,6 +35,15 @@ def _counts(wh: Warehouse) -> tuple[int, int, int, int]:
             wh.scalar("SELECT count(*) FROM was_generated_by WHERE entity_id LIKE 'model_call:%'"))
 
 
+def durable_answers(wh: Warehouse) -> dict[str, str]:
+    """Call id -> role of every answer that outlives a crash: committed, or in a call shard the next open commits."""
+    answers = dict(wh.query("SELECT call_id, role FROM model_call WHERE status = 'ok'").itertuples(index=False))
+    for shard in shard_directory(wh).glob("*.jsonl"):
+        answers.update((r["row"]["call_id"], r["row"]["role"]) for r in read_shard(shard.read_bytes()).records
+                       if r["row"]["status"] == "ok")
+    return answers
+
+
 def test_a_shard_reads_back_its_complete_records_and_drops_a_torn_or_damaged_tail():
     records = [{"row": {"call_id": f"model_call:{i}", "text": "é\n{}"}, "lease_owner": None} for i in range(3)]
     clean = b"".join(encode_record(r) for r in records)

@@ -21,11 +21,10 @@ import pytest
 import yaml
 from PIL import Image, ImageDraw
 
-from assets.core.call_shards import read_shard
-from assets.core.model_call_store import shard_directory
 from assets.evaluation.logic.benchmark_items import LAYOUTS
 from assets.evaluation.logic.run_identity import item_entity_id
 from resources.blob_store import LocalBlobStore
+from tests.core.test_model_call_shards import durable_answers
 from tests.evaluation.test_benchmark_scores import POST
 from tests.support.critique_harness import OPENAI_KEY, failures, materialize, remote_roles
 from tests.support.model_servers import (OPENAI, OPENAI_PATH, TRUNCATED_BODY, InjectedFailure, ModelApiServer, wire_images,
@@ -283,10 +282,7 @@ def test_a_killed_evaluation_resumes_without_repeating_a_logged_call(tmp_path, k
         worker.wait(timeout=30)
         assert worker.returncode == -signal.SIGKILL  # killed mid-run, not finished
         wh = Warehouse(tmp_path / "warehouse.duckdb", root=tmp_path)
-        committed = set(wh.query("SELECT call_id FROM model_call WHERE role <> 'judge' AND status = 'ok'")["call_id"])
-        in_shards = {r["row"]["call_id"] for shard in shard_directory(wh).glob("*.jsonl")
-                     for r in read_shard(shard.read_bytes()).records if r["row"]["role"] != "judge" and r["row"]["status"] == "ok"}
-        logged = len(committed | in_shards)
+        logged = sum(role != "judge" for role in durable_answers(wh).values())
         assert 4 <= logged < 12  # some answers were logged, some were still to come
         sent_before = len(server.requests)
         result = materialize(config, "photocritique_evaluation")
