@@ -54,7 +54,9 @@ def test_asset_graph_checks_and_lineage():
         assert {n.name for n in defs.resolve_job_def(f"{name}_evaluation_job").graph.nodes} == {f"{name}_evaluation"}
     assert graph.get(AssetKey("image_pool")).parent_keys == {
         AssetKey("pool_candidates"), AssetKey("perceptual_duplicates"), AssetKey("clip_duplicates"),
+        AssetKey("model_filter_verdicts"),
     }
+    assert graph.get(AssetKey("model_filter_verdicts")).parent_keys == {AssetKey("clip_duplicates")}
     checks = {c.name: c for c in graph.asset_check_keys}
     assert {"one_kept_per_duplicate_cluster", "record_ids_unique"} <= set(checks)
     job = defs.resolve_job_def("image_pool_job")
