@@ -146,7 +146,6 @@ class PoolSettings(ConfigurableResource):
         default=[], description="Model-based filters over the CLIP embeddings (aesthetic score, content safety); none by default")
     batch_size: int = Field(default=256, description="Items per warehouse transaction; a crash loses at most one batch")
 
-
     @field_validator("model_filters")
     @classmethod
     def _unique_filter_names(cls, filters: list[ModelFilterConfig]) -> list[ModelFilterConfig]:
