@@ -295,3 +295,128 @@ class BlobStoreResource(dg.ConfigurableResource):
         if self.s3_bucket:
             return S3BlobStore(self.s3.get_client(), self.s3_bucket, self.s3_prefix)
         return LocalBlobStore(Path(self.root))
+
+
+# --- keyed objects: files named by the writer (result shards), beside the blobs -------------------------------
+
+OBJECTS_NAMESPACE = "objects"
+"""Where keyed objects live in the store: ``root/objects/<key>`` in a local folder, ``<prefix>/objects/<key>`` in
+a bucket. Blob folders and keys are two hex characters, so the namespace never meets a blob."""
+
+_OBJECT_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.=-]*(/[A-Za-z0-9_][A-Za-z0-9_.=-]*)*")
+
+
+class InvalidObjectKey(ValueError):
+    """An object key that could climb out of the namespace or does not name one object."""
+
+    def __init__(self, key: object) -> None:
+        super().__init__(key)
+        self.key = key
+
+    def __str__(self) -> str:
+        return (f"not an object key (segments of letters, digits, '_', '.', '=', '-', separated by '/', none starting"
+                f" with '.' or '-'): {self.key!r}")
+
+
+def validate_object_key(key: str) -> str:
+    """Return ``key`` unchanged, or raise ``InvalidObjectKey``; guards every keyed path and object name."""
+    if not isinstance(key, str) or not _OBJECT_KEY.fullmatch(key):
+        raise InvalidObjectKey(key)
+    return key
+
+
+class KeyedObjects(ABC):
+    """Whole objects under keys the writer chooses (unlike blobs, whose name is their hash): a ``put`` replaces an
+    object atomically, so a reader sees the old bytes or the new ones, never part of them."""
+
+    @abstractmethod
+    def put_object(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``, durably, replacing what was there."""
+
+    @abstractmethod
+    def get_object(self, key: str) -> bytes:
+        """The object's bytes; ``KeyError`` when there is none."""
+
+    @abstractmethod
+    def list_objects(self, prefix: str) -> list[str]:
+        """The keys under the folder ``prefix`` (every depth), sorted."""
+
+    @abstractmethod
+    def delete_object(self, key: str) -> None:
+        """Remove the object; nothing happens when there is none."""
+
+
+class LocalObjects(KeyedObjects):
+    """Keyed objects as files ``<blob root>/objects/<key>``, published as blobs are (temp file, fsync, rename)."""
+
+    def __init__(self, store: LocalBlobStore) -> None:
+        self.root = store.root / OBJECTS_NAMESPACE
+
+    def path(self, key: str) -> Path:
+        return self.root / validate_object_key(key)
+
+    def put_object(self, key: str, data: bytes) -> None:
+        target = self.path(key)
+        LocalBlobStore._write_atomically(target, lambda out: out.write(data))
+        folder = os.open(target.parent, os.O_RDONLY)  # the new name is durable before what the caller writes next
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+    def get_object(self, key: str) -> bytes:
+        try:
+            return self.path(key).read_bytes()
+        except FileNotFoundError as exc:
+            raise KeyError(key) from exc
+
+    def list_objects(self, prefix: str) -> list[str]:
+        folder = self.path(prefix)
+        if not folder.is_dir():
+            return []
+        return sorted(p.relative_to(self.root).as_posix() for p in folder.rglob("*")
+                      if p.is_file() and not p.name.startswith(".tmp-"))
+
+    def delete_object(self, key: str) -> None:
+        self.path(key).unlink(missing_ok=True)
+
+
+class S3Objects(KeyedObjects):
+    """Keyed objects as ``<prefix>/objects/<key>`` in the store's bucket (an S3 PUT is atomic per object)."""
+
+    def __init__(self, store: S3BlobStore) -> None:
+        self.client = store.client
+        self.bucket = store.bucket
+        self.prefix = f"{store.prefix}/{OBJECTS_NAMESPACE}" if store.prefix else OBJECTS_NAMESPACE
+
+    def object_name(self, key: str) -> str:
+        return f"{self.prefix}/{validate_object_key(key)}"
+
+    def put_object(self, key: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self.object_name(key), Body=data)
+
+    def get_object(self, key: str) -> bytes:
+        try:
+            return cast(bytes, self.client.get_object(Bucket=self.bucket, Key=self.object_name(key))["Body"].read())
+        except self.client.exceptions.NoSuchKey as exc:
+            raise KeyError(key) from exc
+
+    def list_objects(self, prefix: str) -> list[str]:
+        start = self.object_name(prefix) + "/"
+        keys = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
+            keys.extend(item["Key"][len(self.prefix) + 1:] for item in page.get("Contents", ()))
+        return sorted(keys)
+
+    def delete_object(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self.object_name(key))
+
+
+def keyed_objects(store: BlobStore) -> KeyedObjects:
+    """The keyed objects beside ``store``'s blobs (same folder or bucket and prefix)."""
+    if isinstance(store, LocalBlobStore):
+        return LocalObjects(store)
+    if isinstance(store, S3BlobStore):
+        return S3Objects(store)
+    raise TypeError(f"no keyed objects for a {type(store).__name__}")
+
