@@ -9,13 +9,14 @@ import json
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
 
 from assets.core.item_loop import Done, Item, Kept, Outcome, Rejected, run_items
 from assets.core.logic.iteration import batched
-from assets.photocritique.logic.reddit_dumps import DumpLine, DumpSource, classify_dump, read_line
+from assets.photocritique.logic.reddit_dumps import DumpLine, DumpSource, classify_dump, dump_file_lines, read_line
 from assets.photocritique.logic.reddit_ids import (
     dump_line_key,
     file_fingerprint,
@@ -49,6 +50,7 @@ from assets.photocritique.store import (
 from assets.photocritique.settings import PhotocritiqueSettings
 from assets.core.materialization import writes
 from assets.core.step import Step, recorded_step
+from assets.core.step_cluster import step_cluster
 from resources.reddit_archive_api import RedditArchiveApiResource
 from resources.reddit_live_api import RedditApiResource
 from resources.reddit_sources import (
@@ -71,6 +73,8 @@ _RETRYABLE = frozenset({HTTP_ERROR, CONNECTION_ERROR})
 THREADS_PER_COMMIT = 20
 """Comment trees fetched over HTTP per request batch."""
 CANDIDATE_STAGE = "reddit_candidates"
+DUMP_SCAN_TASK = "dump-scan"
+"""Name prefix of the cluster tasks that scan one dump file each (``dump-scan:<file>:<scan key>:<offset>``)."""
 
 
 def dump_files(locations: Iterable[str]) -> list[Path]:
@@ -265,13 +269,17 @@ def scan_dumps(
     source: DumpSource,
     scope: str,
     target_digest: str,
-    scan: Callable[[Path, int], Iterator[DumpLine | SourceProblem]],
+    selection: dict[str, Any],
     writer: ObservationWriter,
     batch_size: int,
 ) -> None:
-    """Scan every dump file of the scope once per target set: each candidate line is one item of the loop, and
-    the file's checkpoint moves with every committed batch."""
+    """Scan every dump file of the scope once per target set (``selection``: ``DumpSource.scan_lines``'s
+    keywords): each candidate line is one item of the loop, and the file's checkpoint moves with every committed
+    batch. Each file is a shard of its own, keyed by its fingerprint and the targets: finished files are skipped,
+    a changed file alone is rescanned. When the step runs on a Dask cluster, the pending files are scanned there
+    at once (``_FileScans``) and committed here file by file, in the same order as in a plain process."""
     kind = "submission" if scope == SUBMISSIONS else "comment"
+    pending: list[tuple[Path, str, str, tuple | None]] = []
     for path in source.files(kind):
         name = step.name_of(path)
         try:
@@ -282,22 +290,51 @@ def scan_dumps(
             state = log.con.execute("SELECT status, resume_offset FROM reddit_dump_scan WHERE scan_key = ?", [key]).fetchone()
         if state and state[0] == "complete":
             step.counts[f"dump_files_already_scanned:{scope}"] += 1
-            continue
-        progress = _ScanProgress(key, name, scope, target_digest)
-        lines = scan(path, state[1] if state else 0)
-        if state:  # resuming: the line at the checkpoint was committed already, so it is read but not stored again
-            step.counts[f"dump_files_resumed:{scope}"] += 1
-            lines = (line for line in lines if _offset(line) is None or _offset(line) > state[1])
+        else:
+            pending.append((path, name, key, state))
+    if not pending:
+        return
+    with step_cluster() as client:
+        scans = _FileScans(source, kind, selection, client)
+        started = [scans.start(path, name, key, state[1] if state else 0) for path, name, key, state in pending]
+        for path, name, key, state in pending:
+            progress = _ScanProgress(key, name, scope, target_digest)
+            lines = started.pop(0)()  # a cluster task's result leaves the cluster's memory once taken
+            if state:  # resuming: the line at the checkpoint was committed already, so it is read but not stored again
+                step.counts[f"dump_files_resumed:{scope}"] += 1
+                lines = (line for line in lines if _offset(line) is None or _offset(line) > state[1])
 
-        def write(log: ActivityLog, done: list[Done]) -> None:
-            writer.write(log, done)
-            progress.advance(log, done)
+            def write(log: ActivityLog, done: list[Done], progress: _ScanProgress = progress) -> None:
+                writer.write(log, done)
+                progress.advance(log, done)
 
-        run_items(step, writer.stage, map(writer.item, lines), writer.process, write, batch_size=batch_size,
-                  record_rejections=False)
-        with step.batch() as log:
-            progress.finish(log)
-        step.counts[f"dump_files_scanned:{scope}"] += 1
+            run_items(step, writer.stage, map(writer.item, lines), writer.process, write, batch_size=batch_size,
+                      record_rejections=False)
+            with step.batch() as log:
+                progress.finish(log)
+            step.counts[f"dump_files_scanned:{scope}"] += 1
+            if client is not None:
+                step.counts[f"dump_files_scanned_on_the_cluster:{scope}"] += 1
+
+
+@dataclass(frozen=True)
+class _FileScans:
+    """Where a step's dump files are scanned: in its own process, streamed (bounded memory, a checkpoint every
+    batch), or, with a Dask ``client``, as one cluster task per file, all started at once. A task whose worker
+    dies is run again by the cluster on another worker; it returns the file's candidate lines as data."""
+
+    source: DumpSource
+    kind: str
+    selection: dict[str, Any]
+    client: Any | None
+
+    def start(self, path: Path, name: str, key: str, offset: int) -> Callable[[], Iterable[DumpLine | SourceProblem]]:
+        """The file's lines from ``offset`` on, to be taken when its turn comes."""
+        if self.client is None:
+            return lambda: self.source.scan_lines(path, self.kind, start_offset=offset, **self.selection)
+        scan = self.client.submit(dump_file_lines, path, self.kind, self.selection, name, self.source.chunk_size,
+                                  offset, key=f"{DUMP_SCAN_TASK}:{name}:{key}:{offset}")
+        return scan.result
 
 
 def _offset(line: DumpLine | SourceProblem) -> int | None:
@@ -562,7 +599,7 @@ def _read_posts(step: Step, writer: ObservationWriter, sources: list[RedditSourc
             _report_unsupported_files(step, source, writer)
             scan_dumps(
                 step, source, SUBMISSIONS, target_digest,
-                lambda path, offset, s=source: s.scan_lines(path, "submission", start_offset=offset, **target),
+                target,
                 writer, settings.batch_size,
             )
         elif window is None:
@@ -588,7 +625,7 @@ def _read_comments(step: Step, writer: ObservationWriter, sources: list[RedditSo
         if isinstance(source, DumpSource):
             scan_dumps(
                 step, source, COMMENTS, target_digest,
-                lambda path, offset, s=source, t=frozenset(post_ids): s.scan_lines(path, "comment", post_ids=t, start_offset=offset),
+                {"post_ids": frozenset(post_ids)},
                 writer, settings.batch_size,
             )
         else:

@@ -64,13 +64,14 @@ def _config(folder: Path, corpus: Path, s3_server, name: str, executor: dict[str
                         **({"executor": executor} if executor else {}))
 
 
-def stable_rows(config: Path) -> dict[str, list[tuple]]:
+def stable_rows(config: Path, tables: tuple[str, ...] = DATA_TABLES,
+                per_run: frozenset[str] | set[str] = PER_RUN_COLUMNS) -> dict[str, list[tuple]]:
     """Every data table's rows without the columns that name a run or a moment, sorted: the ids and outcomes."""
     wh = warehouse_for(config)
     out = {}
     with wh.transaction() as con:
-        for table in DATA_TABLES:
-            columns = [name for name, *_ in con.execute(f"DESCRIBE {table}").fetchall() if name not in PER_RUN_COLUMNS]
+        for table in tables:
+            columns = [name for name, *_ in con.execute(f"DESCRIBE {table}").fetchall() if name not in per_run]
             rows = con.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
             out[table] = sorted(rows, key=repr)
     return out

@@ -781,6 +781,14 @@ def read_dump_file(path: str | os.PathLike[str], selection: _Filter, locator: st
     return list(read_all(scan_dump_file(path, selection, locator, chunk_size=chunk_size)))
 
 
+def dump_file_lines(path: str | os.PathLike[str], kind: str, selection: dict[str, Any], locator: str,
+                    chunk_size: int = DEFAULT_CHUNK_BYTES, start_offset: int = 0) -> list[DumpLine | SourceProblem]:
+    """Every line of one file's scan (``DumpSource.scan_lines``) as one list: a task for a cluster worker
+    (module-level, picklable arguments), which reads the file and hands back data, never the warehouse."""
+    return list(scan_dump_file(path, selector(kind, **selection), locator, chunk_size=chunk_size,
+                               start_offset=start_offset))
+
+
 def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """A directory stands for the dump files directly inside it; other paths are taken as given.
 
