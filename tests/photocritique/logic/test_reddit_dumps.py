@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from pathlib import Path
 
@@ -15,7 +16,9 @@ from assets.photocritique.logic.reddit_dumps import (
     SUBMISSION,
     DumpSource,
     classify_dump,
+    dump_file_lines,
     iter_lines,
+    read_line,
 )
 from assets.photocritique.logic.reddit_records import (
     BAD_FIELD_TYPE,
@@ -137,6 +140,26 @@ def test_scan_file_resumes_at_an_offset(tmp_path):
 
     assert rest == first[1:]
     assert rest[0].origin.line_no == 7
+
+
+def test_a_files_lines_as_one_list_equal_the_streamed_scan_and_survive_pickling(tmp_path):
+    """What a cluster task returns for one file: the same lines as the scan in the step's process, also from an
+    offset, and the same records after the trip through pickle that carries them back."""
+    path = tmp_path / "RC_2020-01.zst"
+    write_zst(path, [comment(f"c{i}", "abc" if i % 3 else "xyz") for i in range(12)])
+    source = DumpSource([path], chunk_size=64, name_of=lambda p: f"dumps/{p.name}")
+    streamed = list(source.scan_lines(path, COMMENT, post_ids={"abc"}))
+    listed = dump_file_lines(path, COMMENT, {"post_ids": frozenset({"abc"})}, "dumps/RC_2020-01.zst", 64)
+
+    def places(lines: list) -> list[tuple]:
+        return [(line.locator, line.line_no, line.byte_offset, line.data) for line in lines]
+
+    assert len(listed) == 8 and places(listed) == places(streamed)  # c1, c2, c4, ... belong to abc
+    carried = pickle.loads(pickle.dumps(listed))
+    assert [read_line(line) for line in carried] == [read_line(line) for line in streamed]
+    offset = listed[3].byte_offset
+    assert places(dump_file_lines(path, COMMENT, {"post_ids": {"abc"}}, "dumps/RC_2020-01.zst", 64, offset)) == \
+        places(listed[3:])
 
 
 def test_a_last_line_without_newline_is_a_line(tmp_path):
