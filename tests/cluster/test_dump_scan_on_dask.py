@@ -267,11 +267,17 @@ def test_a_worker_killed_mid_scan_loses_and_duplicates_no_rows_and_a_changed_fil
         assert summary["reddit_posts"]["dump_files_scanned_on_the_cluster:submissions"] == rs_files
 
         # One changed file (a copy of its first line appended) is the only shard scanned again
-        _append_copy_of_first_line(Path(dumps["dumps"][2]) / "RS_2024-02.zst")
+        changed = Path(dumps["dumps"][2]) / "RS_2024-02.zst"
+        _append_copy_of_first_line(changed)
         readers = slow.readers
         again = _run_on(cluster, config, instance)
         assert again.success
-        summary = step_summaries(warehouse_for(config), again.run_id)
+        wh = warehouse_for(config)
+        summary = step_summaries(wh, again.run_id)
+        added = wh.query("SELECT DISTINCT o.source_locator FROM reddit_post_observation o JOIN activity a"
+                         " USING (activity_id) WHERE a.run_id = ?", [again.run_id])["source_locator"]
+        assert set(added) <= {wh.name_of(changed)}  # the new line's copy, if it is a target's
+        assert _rows(config)["reddit_comment_observation"] == in_process_rows["reddit_comment_observation"]
         assert summary["reddit_posts"]["dump_files_scanned:submissions"] == 1
         assert summary["reddit_posts"]["dump_files_already_scanned:submissions"] == rs_files - 1
         assert summary["reddit_comments"]["dump_files_already_scanned:comments"] == 4 + 2  # the fixture's four, two generated
