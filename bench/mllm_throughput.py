@@ -6,9 +6,9 @@ Sends every item through the critique chain (planner → annotator → verifier 
 requests each) with the real ``openai`` SDK, ``--concurrency`` images in flight, each making one request at a time,
 and prints achieved requests per second next to the ideal (concurrency ÷ latency). The server runs in a process
 of its own, as a remote provider would, so its work does not share this process's interpreter. ``--store``
-picks the call log: ``write-behind`` (answers fsynced to a call shard as they arrive, committed in groups; what
-the pipelines' item loops use), ``direct`` (each call committed as it returns), or ``memory`` (a dict, neither
-durable nor committed: the ceiling this process reaches with no call log at all, for reference). The timed run
+picks the call log: ``write-behind`` (the warehouse call store: answers fsynced to a call shard as they arrive,
+committed in groups; what the pipelines use) or ``memory`` (a dict, neither durable nor committed: the ceiling this
+process reaches with no call log at all, for reference). The timed run
 ends when every call is committed. Then the same items run again at once: every call should come from the call log, with no
 request. As in the pipelines' item loop, the warehouse connection lingers between transactions, and with
 ``--leases`` every request is claimed in ``model_call_lease`` before it is sent, as CritiqueCanvas claims them.
@@ -101,7 +101,7 @@ def run(wh: Warehouse, run_id: str, base_url: str, items: list[bytes], concurren
     chains) for one pass over ``items``."""
     with wh.transaction() as con:
         log = start_activity(con, asset_key="bench", partition_key=None, run_id=run_id, code_version="bench", parameters={}, agents=())
-    store = memory if kind == "memory" else WarehouseCallStore(wh, log.activity_id, write_behind=kind == "write-behind")
+    store = memory if kind == "memory" else WarehouseCallStore(wh, log.activity_id)
     provider = OpenAIProvider(KEY, base_url=base_url, timeout_s=30, max_retries=1)
     roles = {role: RoleSettings("openai", "bench-vision-1", base_url) for role in ROLES}
     budget, limiter = CallBudget(), RateLimiter(None)
@@ -124,12 +124,12 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=2.0, help="simulated seconds per request (vision models take seconds)")
-    parser.add_argument("--store", choices=("write-behind", "direct", "memory"), default="write-behind")
+    parser.add_argument("--store", choices=("write-behind", "memory"), default="write-behind")
     parser.add_argument("--leases", action="store_true", help="claim each request before sending it (not with --store memory)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.leases and args.store == "memory":
-        parser.error("--leases needs a warehouse store (write-behind or direct)")
+        parser.error("--leases needs the warehouse store (write-behind)")
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     items = images(args.items, args.seed)
     memory = MemoryStore()

@@ -68,7 +68,10 @@ def context_shortcut_report(context: AssetExecutionContext, warehouse: Warehouse
             log.unrejected(TEXT_ONLY_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
 
-        run_items(step, TEXT_ONLY_STAGE, items, ask, write)
+        try:
+            run_items(step, TEXT_ONLY_STAGE, items, ask, write, before_write=caller.store.flush)
+        finally:
+            caller.store.close()
         with step.batch() as log:
             drop_answers_of_gone_cases(log.con, answerer)
             answers = dict(log.con.execute("SELECT case_id, answer FROM context_text_only_answer WHERE answerer = ?",

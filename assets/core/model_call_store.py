@@ -1,17 +1,17 @@
 """The warehouse side of model calls: the call log, the cache lookup, the claims, and each call as an entity.
 
-Every call is kept, so a resumed run finds every answer that was logged in the cache. A direct store commits
-each call as it returns. A store with ``write_behind`` makes each answer durable the moment it arrives instead,
-appended and fsynced to its own shard under ``<warehouse file>.call_log/`` (``call_shards``), and commits the
-calls of all its threads from one committer thread, a group per transaction, while the asking thread goes on (its
-call id is fixed when the request is claimed); ``flush`` waits until every call recorded so far is committed, and
-the item loop calls it before each batch commit, so no stored row names a call that is not logged. A process that
+Every call is kept, so a resumed run finds every answer that was logged in the cache. A store makes each answer
+durable the moment it arrives, appended and fsynced to its own shard under ``<warehouse file>.call_log/``
+(``call_shards``), and commits the calls of all its threads from one committer thread, a group per transaction,
+while the asking thread goes on (its call id is fixed when the request is claimed): the call path waits for an
+fsync, never for a warehouse commit. ``flush`` waits until every call recorded so far is committed, and the item
+loop calls it before each batch commit, so no stored row names a call that is not logged. A process that
 dies leaves its shard: the next store opened on the warehouse commits its complete calls, once each, and drops a
 torn last record. Calls are entities (``model_call:<digest>``) so ``provenance()`` can show which model, template
 and prompt produced a record. Before a request is sent its cache key is leased in ``model_call_lease``, so a
 second run or step process asking the same key waits for the answer instead of paying for it again (the
-warehouse lock makes the claim one atomic transaction across processes); a write-behind store ends the lease when
-it commits the call.
+warehouse lock makes the claim one atomic transaction across processes); the store ends the lease when it commits
+the call. A store must be closed: that commits what is queued and stops its committer.
 """
 
 from __future__ import annotations
@@ -42,26 +42,37 @@ from warehouse.lineage import ActivityLog, Entity, process_alive, this_process, 
 
 logger = logging.getLogger(__name__)
 
+# Owners of the leases this process's open stores hold, or whose call they logged but have not committed yet (the
+# commit ends the lease): another store of the process waits for such a lease rather than take it over as stale.
+_LIVE_LEASES: set[str] = set()
+_LIVE_LEASES_LOCK = threading.Lock()
+
+
+def _lease_ended(owners: Sequence[str]) -> None:
+    with _LIVE_LEASES_LOCK:
+        _LIVE_LEASES.difference_update(owners)
+
+
 _RESPONSE_COLUMNS = "call_id, response_text, input_tokens, output_tokens, latency_ms, attempts, status, error, provider_model"
 
 
 class WarehouseCallStore:
-    """``CallStore`` over the ``model_call`` table and ``CallLeases`` over ``model_call_lease``; safe to share
-    between worker threads (the warehouse lock serializes)."""
+    """``CallStore`` over the ``model_call`` table and ``CallLeases`` over ``model_call_lease``, written behind
+    through its call log; safe to share between worker threads."""
 
-    def __init__(self, warehouse: Warehouse, activity_id: str, *, write_behind: bool = False, commit_every: int = 512,
+    def __init__(self, warehouse: Warehouse, activity_id: str, *, commit_every: int = 512,
                  commit_after_s: float = 1.0, shard_bytes: int = 64 << 20) -> None:
         self.warehouse = warehouse
         self.activity_id = activity_id
         self._answered: set[bytes] | None = None  # loaded on the first lookup, so a run with nothing pending skips it
-        self._unanswered: dict[str, int] | None = None  # key -> calls logged, none answered (unleased write-behind calls)
+        self._unanswered: dict[str, int] | None = None  # key -> calls logged, none answered (for unleased calls)
         self._held: dict[str, str] = {}  # cache key -> owner of the lease this store holds on it
         self._earlier: dict[str, int] = {}  # cache key -> calls logged for it when this store claimed it
         self._process = this_process()
         self._lock = threading.Lock()
         recover_calls(warehouse)  # before any lookup: answers a dead process left are found, not asked again
         self._log = _CallLog(warehouse, self.decide_claims, commit_every=commit_every, commit_after_s=commit_after_s,
-                             shard_bytes=shard_bytes) if write_behind else None
+                             shard_bytes=shard_bytes)
 
     def _answered_keys(self) -> set[bytes]:
         """Which cache keys have a stored answer, as 16-byte prefixes (about 50 bytes each in memory), so a
@@ -79,36 +90,23 @@ class WarehouseCallStore:
                 self._answered = self._answered_keys()
             if bytes.fromhex(cache_key[:32]) not in self._answered:
                 return None
-        if self._log is not None:  # answered by this store a moment ago (not committed yet), or read with other lookups
-            return self._log.answer(cache_key) or self._log.lookup(cache_key)
-        with self.warehouse.transaction() as con:
-            return _stored(con, cache_key)
+        # answered by this store a moment ago (not committed yet), or read with other lookups in one transaction
+        return self._log.answer(cache_key) or self._log.lookup(cache_key)
 
     def claim(self, cache_key: str, ttl_s: float) -> Claim:
         """The stored answer if another process got it meanwhile; else this store's lease on ``cache_key`` (a fresh
         one, or one taken over because it expired or its process is gone); else neither (a live claimant is asking
-        it). With ``write_behind``, claims asked by several threads at once are decided together, in the writer
-        thread's next transaction."""
-        if self._log is not None:
-            return self._log.claim((cache_key, ttl_s))
-        return self._claim_all([(cache_key, ttl_s)])[0]
+        it). Claims asked by several threads at once are decided together, in the committer's next transaction."""
+        return self._log.claim((cache_key, ttl_s))
 
     def claim_many(self, cache_keys: Sequence[str], ttl_s: float) -> None:
         """Claim keys about to be asked, in one group: each ends held by this store, found answered (``cached``
         then finds it), or left to a live claimant (asking it waits as usual)."""
-        asked = [(key, ttl_s) for key in cache_keys]
-        if self._log is not None:
-            self._log.claim_group(asked)
-        else:
-            self._claim_all(asked)
+        self._log.claim_group([(key, ttl_s) for key in cache_keys])
 
     def holds(self, cache_key: str) -> bool:
         with self._lock:
             return cache_key in self._held
-
-    def _claim_all(self, asked: list[tuple[str, float]]) -> list[Claim]:
-        with self.warehouse.transaction() as con:
-            return self.decide_claims(con, asked)
 
     def decide_claims(self, con: duckdb.DuckDBPyConnection, asked: list[tuple[str, float]]) -> list[Claim]:
         """Decide a group of claims in the caller's transaction, in a fixed number of statements whatever the
@@ -121,13 +119,12 @@ class WarehouseCallStore:
         held: dict[str, tuple[str, int]] = {}
         calls = _calls_of(con, keys)
         leases = {key: rest for key, *rest in con.execute(
-            "SELECT cache_key, hostname, pid, process_start, expires_at <= ? FROM model_call_lease"
+            "SELECT cache_key, owner, hostname, pid, process_start, expires_at <= ? FROM model_call_lease"
             " WHERE cache_key IN (SELECT unnest(?::VARCHAR[]))", [now, keys]).fetchall()}
         fresh = []
         for cache_key, ttl_s in asked:
             found, earlier = calls.get(cache_key, (None, 0))
-            if self._log is not None:  # calls of this store's shard that are not in the warehouse yet count too
-                earlier += self._log.queued_calls(cache_key)
+            earlier += self._log.queued_calls(cache_key)  # calls of this store's shard not in the warehouse yet count too
             if cache_key in held:
                 claims.append(Claim())
                 continue
@@ -141,8 +138,8 @@ class WarehouseCallStore:
             if cache_key not in leases:
                 fresh.append(lease)
             else:
-                host, pid, start, expired = leases[cache_key]
-                lapsed = "expired" if expired else self._gone(host, pid, start)
+                held_by, host, pid, start, expired = leases[cache_key]
+                lapsed = "expired" if expired else self._gone(held_by, host, pid, start)
                 if lapsed is None:
                     claims.append(Claim())
                     continue
@@ -159,18 +156,22 @@ class WarehouseCallStore:
             for cache_key, (owner, earlier) in held.items():
                 self._held[cache_key] = owner
                 self._earlier[cache_key] = earlier
+        with _LIVE_LEASES_LOCK:
+            _LIVE_LEASES.update(owner for owner, _ in held.values())
         for (cache_key, _), claim in zip(asked, claims):
             if claim.answer is not None:
                 self._remember_answered(cache_key)
         return claims
 
-    def _gone(self, host: str, pid: int, start: str | None) -> str | None:
+    def _gone(self, owner: str, host: str, pid: int, start: str | None) -> str | None:
         """Why a live-looking lease of another claim no longer holds, or None while it does. Only processes of this
-        host can be checked; this very process asks a key from one thread at a time, so its own lease is stale."""
+        host can be checked; this very process asks a key from one thread at a time, so its own lease is stale
+        unless an open store holds it or has its call still to commit."""
         if host != self._process.hostname:
             return None
         if (pid, start) == (self._process.pid, self._process.start):
-            return "left by this process"
+            with _LIVE_LEASES_LOCK:
+                return None if owner in _LIVE_LEASES else "left by this process"
         return None if process_alive(pid, start) else "its process is gone"
 
     def release(self, cache_key: str) -> None:
@@ -181,6 +182,7 @@ class WarehouseCallStore:
         if owner is not None:
             with self.warehouse.transaction() as con:
                 con.execute("DELETE FROM model_call_lease WHERE cache_key = ? AND owner = ?", [cache_key, owner])
+            _lease_ended([owner])
 
     def _remember_answered(self, cache_key: str) -> None:
         with self._lock:
@@ -188,22 +190,17 @@ class WarehouseCallStore:
                 self._answered.add(bytes.fromhex(cache_key[:32]))
 
     def record(self, row: Mapping[str, Any]) -> str:
-        """Log a call; its lease ends in the same transaction, so a waiter sees either the lease or the call.
-        With ``write_behind`` the call is durable in the shard when this returns, and committed later."""
+        """Log a call: durable in the shard when this returns, committed later with the end of its lease (in one
+        transaction, so a waiter sees either the lease or the call)."""
         key = row["cache_key"]
         with self._lock:
             owner = self._held.get(key)
             earlier = self._earlier.pop(key, None)
         logged = {**row, "params": canonical_json(row["params"]), "activity_id": self.activity_id, "called_at": utcnow()}
-        if self._log is not None:
-            if earlier is None:
-                earlier = self._count_unleased(key, row["status"])
-            call_id = entity_id("model_call", digest_of([key, earlier]))
-            self._log.add({**logged, "call_id": call_id}, owner)
-        else:
-            with self.warehouse.transaction() as con:
-                call_id = call_entity_id(con, key)
-                _log_calls(con, self.activity_id, [{**logged, "call_id": call_id}], [(key, owner)] if owner else [])
+        if earlier is None:
+            earlier = self._count_unleased(key, row["status"])
+        call_id = call_entity_id(key, earlier)
+        self._log.add({**logged, "call_id": call_id}, owner)
         with self._lock:
             self._held.pop(key, None)
         if row["status"] == "ok":
@@ -211,7 +208,7 @@ class WarehouseCallStore:
         return call_id
 
     def _count_unleased(self, cache_key: str, status: str) -> int:
-        """How many calls of ``cache_key`` are logged before this one, for a write-behind store used without leases
+        """How many calls of ``cache_key`` are logged before this one, for a store used without leases
         (by this process alone, as ``ModelCaller`` says): the keys logged but never answered are read once, then
         this store counts its own calls; a key with an answer is a cache hit and never asked again."""
         with self._lock:
@@ -226,22 +223,21 @@ class WarehouseCallStore:
             return earlier
 
     def flush(self) -> None:
-        """Return once every call recorded so far is committed (at once without ``write_behind``); raises what
-        stopped the writer (the warehouse failing as a whole)."""
-        if self._log is not None:
-            self._log.flush()
+        """Return once every call recorded so far is committed; raises what stopped the committer (the warehouse
+        failing as a whole)."""
+        self._log.flush()
 
     def close(self) -> None:
         """Commit what is queued, stop the writer thread, and give up the leases claimed ahead but never asked
         (a run stopped early, a budget spent)."""
-        if self._log is not None:
-            self._log.close()
+        self._log.close()
         with self._lock:
             left, self._held = dict(self._held), {}
             self._earlier.clear()
         if left:
             with self.warehouse.transaction() as con:
                 _end_leases(con, list(left.items()))
+            _lease_ended(list(left.values()))
 
 
 class _Ticket:
@@ -265,8 +261,8 @@ class _Queued(NamedTuple):
 
 
 class _CallLog:
-    """The shard and the committer of a write-behind store. ``add`` makes a call durable in this store's shard (a
-    shared fsync) before it returns; the committer thread commits the queued calls, each with the end of its lease,
+    """The shard and the committer of a call store. ``add`` makes a call durable in this store's shard (an
+    fsync the kernel joins with those of other threads) before it returns; the committer thread commits the queued calls, each with the end of its lease,
     every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``; claims and lookups asked
     meanwhile are decided and read together in the committer's next transaction, so the asking threads share
     transactions instead of queueing for the warehouse one by one. A shard is replaced once past ``shard_bytes``, and
@@ -404,6 +400,7 @@ class _CallLog:
                     ticket.answer = claim
                 for ticket in lookups:
                     ticket.answer = found.get(ticket.asked, (None, 0))[0]
+                _lease_ended([q.record["lease_owner"] for q in group if q.record["lease_owner"]])
                 failed = False
             except BaseException as exc:  # noqa: BLE001 - handed to the asking threads by add, claim and flush
                 logger.error("model call log: %d call(s) and %d claim(s) could not be committed (the calls stay in"
@@ -431,7 +428,7 @@ class _CallLog:
 
 
 def shard_directory(warehouse: Warehouse) -> Path:
-    """Where the warehouse's write-behind stores keep their call shards: ``<warehouse file>.call_log/``."""
+    """Where the warehouse's call stores keep their call shards: ``<warehouse file>.call_log/``."""
     return Path(str(warehouse.path) + ".call_log")
 
 
@@ -467,23 +464,14 @@ def commit_calls(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) 
         if row["call_id"] not in known:
             known.add(row["call_id"])
             fresh.setdefault(row["activity_id"], []).append({**row, "called_at": datetime.fromisoformat(row["called_at"])})
-    for activity_id, rows in fresh.items():
-        _log_calls(con, activity_id, rows, [])
+    for activity_id, rows in fresh.items():  # ids checked just above: the rows go in without conflict checks
+        insert_rows(con, "model_call", rows, conflict="error")
+        log = ActivityLog(con, activity_id)
+        log.entities([Entity(r["call_id"], "model_call", r["prompt_sha256"],
+                             {k: r[k] for k in ("provider", "model", "role", "template_id", "template_version", "status")})
+                      for r in rows], new=True)
+        log.generated([r["call_id"] for r in rows], new=True)
     _end_leases(con, [(r["row"]["cache_key"], r["lease_owner"]) for r in records if r["lease_owner"]])
-
-
-def _log_calls(con: duckdb.DuckDBPyConnection, activity_id: str, rows: list[dict[str, Any]],
-               leases: list[tuple[str, str]]) -> None:
-    """Calls as ``model_call`` rows and ``model_call`` entities generated by the activity, and the leases they end.
-    Call ids are new by construction (the count of the key's logged calls, taken under its lease or in this very
-    transaction), so the rows go in without conflict checks."""
-    insert_rows(con, "model_call", rows, conflict="error")
-    log = ActivityLog(con, activity_id)
-    log.entities([Entity(r["call_id"], "model_call", r["prompt_sha256"],
-                         {k: r[k] for k in ("provider", "model", "role", "template_id", "template_version", "status")})
-                  for r in rows], new=True)
-    log.generated([r["call_id"] for r in rows], new=True)
-    _end_leases(con, leases)
 
 
 def _end_leases(con: duckdb.DuckDBPyConnection, leases: list[tuple[str, str]]) -> None:
@@ -493,17 +481,12 @@ def _end_leases(con: duckdb.DuckDBPyConnection, leases: list[tuple[str, str]]) -
                     [[f"{key}|{owner}" for key, owner in leases]])
 
 
-def logged_calls(con: duckdb.DuckDBPyConnection, cache_key: str) -> int:
-    ((n,),) = con.execute("SELECT count(*) FROM model_call WHERE cache_key = ?", [cache_key]).fetchall()
-    return n
-
-
-def call_entity_id(con: duckdb.DuckDBPyConnection, cache_key: str) -> str:
-    """The id of the next call logged for ``cache_key``: derived from the request (its cache key) and how many calls
-    of it are logged already, never from the activity or the clock, so the same requests met in the same order
-    (a failed attempt, then its retry) give the same ids in any warehouse. Read in the logging transaction, which
-    holds the warehouse lock, so two calls never count the same."""
-    return entity_id("model_call", digest_of([cache_key, logged_calls(con, cache_key)]))
+def call_entity_id(cache_key: str, earlier: int) -> str:
+    """The id of the call of ``cache_key`` logged after ``earlier`` others: derived from the request (its cache key)
+    and that count, never from the activity or the clock, so the same requests met in the same order (a failed
+    attempt, then its retry) give the same ids in any warehouse. The count is taken under the key's lease (or by
+    the one store that asks it unleased), so two calls never count the same."""
+    return entity_id("model_call", digest_of([cache_key, earlier]))
 
 
 def _calls_of(con: duckdb.DuckDBPyConnection, keys: list[str]) -> dict[str, tuple[StoredCall | None, int]]:
@@ -524,17 +507,6 @@ def _as_stored(row: Mapping[str, Any]) -> StoredCall:
                                                     row["provider_model"]))
 
 
-def _stored(con: duckdb.DuckDBPyConnection, cache_key: str) -> StoredCall | None:
-    """The first successful answer logged for ``cache_key``."""
-    found = con.execute(
-        f"SELECT {_RESPONSE_COLUMNS} FROM model_call WHERE cache_key = ? AND status = 'ok' ORDER BY called_at, call_id LIMIT 1",
-        [cache_key],
-    ).fetchone()
-    if found is None:
-        return None
-    return _as_stored(dict(zip(_RESPONSE_COLUMNS.split(", "), found)))
-
-
 def call_summary(warehouse: Warehouse, activity_id: str) -> dict[str, Any]:
     """Requests, statuses, tokens and latency of one activity's calls, for step metadata."""
     frame = warehouse.query(
@@ -547,17 +519,16 @@ def call_summary(warehouse: Warehouse, activity_id: str) -> dict[str, Any]:
 
 def role_caller(warehouse: Warehouse, activity_id: str, providers: ModelProvidersResource, role: str,
                 repair: Callable[[ModelRequest, str, str], ModelRequest], *,
-                offline: OfflineAnswers, write_behind: bool = False,
-                budget: CallBudget | None = None) -> tuple[ModelCaller, RoleConfig]:
-    """The provider layer's ``role`` for one step's calls: cached and logged in ``model_call`` under the step's
-    activity, answers validated with one ``repair`` request (``offline``: the pipeline's answers, should the role
-    be the heuristic provider); and the role's settings for provenance. With ``write_behind`` the caller's store
-    must be flushed before rows naming its calls are committed (the item loop's ``before_write``), and closed.
+                offline: OfflineAnswers, budget: CallBudget | None = None) -> tuple[ModelCaller, RoleConfig]:
+    """The provider layer's ``role`` for one step's calls: cached and logged write-behind in ``model_call`` under
+    the step's activity, answers validated with one ``repair`` request (``offline``: the pipeline's answers, should
+    the role be the heuristic provider); and the role's settings for provenance. The caller's store must be flushed
+    before rows naming its calls are committed (the item loop's ``before_write``), and closed when the step ends.
     ``budget`` bounds the requests and tokens it may spend (unbounded by default)."""
     config = providers.role(role)
     endpoint = config.provider + (f"@{config.base_url}" if config.base_url else "")
     caller = leased_caller(endpoint, providers.provider_for(role, offline=offline),
-                           WarehouseCallStore(warehouse, activity_id, write_behind=write_behind),
+                           WarehouseCallStore(warehouse, activity_id),
                            budget or CallBudget(None, None), RateLimiter(None), repair, providers)
     return caller, config
 

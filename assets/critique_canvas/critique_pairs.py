@@ -230,7 +230,7 @@ def critique_pairs(
     )
     params = {"roles": {r: s.__dict__ for r, s in roles.items()}, "chain_digest": digest, "settings": critique.model_dump()}
     with recorded_step(context, wh, params, extra_agents=agents) as step:
-        calls = WarehouseCallStore(wh, step.activity_id, write_behind=True)  # answers durable in a shard, committed in groups
+        calls = WarehouseCallStore(wh, step.activity_id)  # answers durable in a shard, committed in groups
         budget = CallBudget(critique.max_calls, critique.max_tokens)
         limiter = RateLimiter(critique.requests_per_minute)
         callers = {

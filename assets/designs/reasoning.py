@@ -105,5 +105,9 @@ def design_reasoning_paths(
             log.unrejected(REASONING_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value[1] if d.kept else d.outcome.value for d in done)
 
-        run_items(step, REASONING_STAGE, items, path_for, write, batch_size=designs.batch_size, workers=designs.max_concurrency)
+        try:
+            run_items(step, REASONING_STAGE, items, path_for, write, batch_size=designs.batch_size,
+                      workers=designs.max_concurrency, before_write=caller.store.flush)
+        finally:
+            caller.store.close()
     return step.result()

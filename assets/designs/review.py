@@ -223,6 +223,7 @@ class _JudgeLabeller:
     """The offline path: the heuristic judge's verdict from measurements of the render."""
 
     source = "heuristic"
+    calls = None  # no model calls to log
 
     def __init__(self, store: BlobStore, thresholds: JudgeThresholds) -> None:
         self.store, self.thresholds = store, thresholds
@@ -245,6 +246,7 @@ class _ModelLabeller:
                  examples: dict[str, list[LabelledExample]]) -> None:
         self.store, self.examples = store, examples
         self.caller, self.settings, self.rule = annotator_caller(step, providers)
+        self.calls = self.caller.store  # the write-behind call log: flushed before each batch commit, closed at the end
 
     def label(self, design: Design, png_sha: str, indicators: list[str], perturbed: list[str]) -> MachineLabels:
         image = self.store.get_bytes(png_sha)
@@ -373,7 +375,13 @@ def _label_items(step: Step, human: dict, vote_counts: dict[str, int], labeller,
         step.counts[UNLABELLED] += len(held)
         step.counts["label_requests_sent"] += sum(d.outcome.value[1].requests_sent for d in done)
 
-    run_items(step, LABEL_STAGE, pending(), label, write, batch_size=designs.batch_size, workers=designs.max_concurrency)
+    calls = labeller.calls
+    try:
+        run_items(step, LABEL_STAGE, pending(), label, write, batch_size=designs.batch_size,
+                  workers=designs.max_concurrency, before_write=calls.flush if calls is not None else None)
+    finally:
+        if calls is not None:
+            calls.close()
 
 
 def _next_round_sheet(sheet_dir: str, review_round: str) -> ExportFile:

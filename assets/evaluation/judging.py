@@ -236,7 +236,7 @@ def judge_scores(step: Step, layout: BenchmarkLayout, run_key: str, items: Mappi
     active = [k for k in kinds if getattr(judges, k.flag)]
     if active:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, judges.role, _repair,
-                                offline=judge_offline_answers, write_behind=True)
+                                offline=judge_offline_answers)
 
         def judged(item: Item[_Pending]) -> Outcome:
             return _judge_one(item, caller.call, config, image_of)

@@ -203,7 +203,7 @@ def ask_model(step: Step, layout: BenchmarkLayout, release: Release, items: Mapp
     caller = None
     if baseline is None:
         caller, _ = role_caller(step.warehouse, step.activity_id, providers, run.model, _repair,
-                                offline=evaluation_offline_answers, write_behind=True,
+                                offline=evaluation_offline_answers,
                                 budget=CallBudget(run.max_calls, run.max_tokens))
     if closed:
         parse = _judged if benchmark == "poem_benchmark" else _as_given

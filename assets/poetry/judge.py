@@ -83,7 +83,11 @@ def poem_judge_scores(
             log.unrejected(JUDGE_STAGE, [d.item.key for d in done if d.kept])
             step.counts["requests_sent"] += sum(d.outcome.value.requests_sent for d in done)
 
-        run_items(step, JUDGE_STAGE, items, rate, write, batch_size=poetry.batch_size, workers=poetry.judge_max_concurrency)
+        try:
+            run_items(step, JUDGE_STAGE, items, rate, write, batch_size=poetry.batch_size,
+                      workers=poetry.judge_max_concurrency, before_write=caller.store.flush)
+        finally:
+            caller.store.close()
         _agreement(step, judge)
     return step.result()
 

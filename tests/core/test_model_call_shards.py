@@ -28,6 +28,11 @@ def _activity(wh: Warehouse, run_id: str) -> str:
                               agents=()).activity_id
 
 
+def _reopen(wh: Warehouse, run_id: str) -> None:
+    """Open (and close) the next store on the warehouse: it recovers the shards of processes that are gone."""
+    WarehouseCallStore(wh, _activity(wh, run_id)).close()
+
+
 def _counts(wh: Warehouse) -> tuple[int, int, int, int]:
     """Calls, distinct call ids, call entities, and generation edges of calls."""
     return (wh.scalar("SELECT count(*) FROM model_call"), wh.scalar("SELECT count(DISTINCT call_id) FROM model_call"),
@@ -76,7 +81,7 @@ def test_many_threads_appending_share_fsyncs_and_lose_no_record(tmp_path):
 
 def test_a_shard_committed_twice_adds_nothing(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
-    store = WarehouseCallStore(wh, _activity(wh, "r1"), write_behind=True, commit_every=10**6, commit_after_s=3600)
+    store = WarehouseCallStore(wh, _activity(wh, "r1"), commit_every=10**6, commit_after_s=3600)
     caller = ModelCaller("wordcount", WordCountProvider(), store, CallBudget(), RateLimiter(None), repair, leases=store)
     for i in range(5):
         assert caller.call(_request(" ".join(["w"] * (i + 1))), parse_words).ok
@@ -87,24 +92,27 @@ def test_a_shard_committed_twice_adds_nothing(tmp_path):
     assert _counts(wh) == (5, 5, 5, 5) and list(shard_directory(wh).iterdir()) == []
     before = wh.query("SELECT * FROM model_call ORDER BY call_id")
     (shard_directory(wh) / "gone-1-again.jsonl").write_bytes(copy)  # as if left by a process that died after committing
-    WarehouseCallStore(wh, _activity(wh, "r2"))
+    _reopen(wh, "r2")
     assert _counts(wh) == (5, 5, 5, 5) and list(shard_directory(wh).iterdir()) == []
     assert wh.query("SELECT * FROM model_call ORDER BY call_id").equals(before)
     assert wh.scalar("SELECT count(*) FROM model_call_lease") == 0
 
 
-def test_an_unleased_write_behind_store_names_calls_as_a_direct_store_does(tmp_path):
-    """A failure, then its retry, then a later store's: the same ids and rows as the direct store's."""
+def test_a_store_used_without_leases_names_calls_as_a_leased_one_does(tmp_path):
+    """A failure, then its retry, then a later store's: the same ids and rows whether the calls are counted under
+    leases (in the warehouse) or by the one store asking them (from what it read and logged)."""
     ids = []
-    for name, behind in (("direct", False), ("behind", True)):
+    for name, leased in (("leased", True), ("unleased", False)):
         wh = Warehouse(tmp_path / f"{name}.duckdb")
         provider = WordCountProvider(fail=1)
-        store = WarehouseCallStore(wh, _activity(wh, "r1"), write_behind=behind)
-        caller = ModelCaller("wordcount", provider, store, CallBudget(), RateLimiter(None), repair)
+        store = WarehouseCallStore(wh, _activity(wh, "r1"))
+        caller = ModelCaller("wordcount", provider, store, CallBudget(), RateLimiter(None), repair,
+                             leases=store if leased else None)
         failed, retried = caller.call(_request(), parse_words), caller.call(_request(), parse_words)
         store.close()
-        later = WarehouseCallStore(wh, _activity(wh, "r2"), write_behind=behind)
-        again = ModelCaller("wordcount", WordCountProvider(fail=1), later, CallBudget(), RateLimiter(None), repair)
+        later = WarehouseCallStore(wh, _activity(wh, "r2"))
+        again = ModelCaller("wordcount", WordCountProvider(fail=1), later, CallBudget(), RateLimiter(None), repair,
+                            leases=later if leased else None)
         other = again.call(_request("x y"), parse_words), again.call(_request("x y"), parse_words)
         later.close()
         ids.append((failed.call_ids, retried.call_ids, [o.call_ids for o in other],
@@ -129,7 +137,7 @@ wh = Warehouse(sys.argv[1])
 with wh.transaction() as con:
     activity = start_activity(con, asset_key="crash", partition_key=None, run_id="crash", code_version="t",
                               parameters={}, agents=()).activity_id
-store = WarehouseCallStore(wh, activity, write_behind=True, commit_every=10**6, commit_after_s=3600)
+store = WarehouseCallStore(wh, activity, commit_every=10**6, commit_after_s=3600)
 caller = ModelCaller("openai@loopback", OpenAIProvider("sk-crash", base_url=sys.argv[2], timeout_s=10, max_retries=0),
                      store, CallBudget(), RateLimiter(None), lambda r, a, p: r, leases=store)
 
@@ -169,21 +177,21 @@ def test_a_step_killed_mid_run_leaves_every_answered_call_committed_once_at_the_
     with shard.open("ab") as torn:  # a crash half-way through appending the next record
         torn.write(encode_record({"row": {"call_id": "model_call:torn"}, "lease_owner": None})[:40])
 
-    WarehouseCallStore(wh, _activity(wh, "next"))  # the next open recovers the dead process's shard
+    _reopen(wh, "next")  # the next open recovers the dead process's shard
     committed = wh.query("SELECT call_id FROM model_call")["call_id"].tolist()
     assert sorted(committed) == sorted(set(in_shard) | committed_before)  # each once; the torn record is not among them
     assert _counts(wh) == (len(committed),) * 4 and list(shard_directory(wh).iterdir()) == []
     assert wh.scalar("SELECT count(*) FROM model_call_lease l JOIN model_call c USING (cache_key)") == 0
     assert wh.scalar("SELECT count(*) FROM model_call_lease") <= 4  # at most the requests in flight at the kill
 
-    WarehouseCallStore(wh, _activity(wh, "again"))  # opening again adds nothing
+    _reopen(wh, "again")  # opening again adds nothing
     assert _counts(wh) == (len(committed),) * 4
     assert wh.scalar("SELECT count(DISTINCT activity_id) FROM model_call") == 1  # all under the dead step's activity
 
 
 def test_a_full_shard_is_replaced_and_each_is_removed_once_its_calls_are_committed(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
-    store = WarehouseCallStore(wh, _activity(wh, "r1"), write_behind=True, commit_every=10**6, commit_after_s=3600,
+    store = WarehouseCallStore(wh, _activity(wh, "r1"), commit_every=10**6, commit_after_s=3600,
                                shard_bytes=1)  # every call fills its shard
     caller = ModelCaller("wordcount", WordCountProvider(), store, CallBudget(), RateLimiter(None), repair)
     for i in range(3):

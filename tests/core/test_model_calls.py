@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -25,7 +26,7 @@ from assets.core.model_calls import (
     RateLimiter,
     cache_key,
 )
-from assets.core.model_call_store import WarehouseCallStore
+from assets.core.model_call_store import WarehouseCallStore, call_entity_id
 from resources.model_providers import OpenAIProvider
 from resources.models.types import HTTP_ERROR, OK, ModelRequest, ModelResponse
 from tests.support.model_servers import ModelApiServer, client_settings
@@ -86,8 +87,10 @@ def _store(wh: Warehouse, run_id: str = "r1") -> WarehouseCallStore:
 
 
 @pytest.fixture
-def store(tmp_path) -> WarehouseCallStore:
-    return _store(Warehouse(tmp_path / "w.duckdb"))
+def store(tmp_path) -> Iterator[WarehouseCallStore]:
+    store = _store(Warehouse(tmp_path / "w.duckdb"))
+    yield store
+    store.close()
 
 
 def _caller(provider, store, budget=None, limiter=None, leased=False, name=None) -> ModelCaller:
@@ -103,6 +106,7 @@ def test_second_identical_call_is_answered_from_the_log_without_a_request(store)
     assert (first.status, first.value, first.requests_sent) == (VALID, 3, 1)
     assert (again.status, again.value, again.requests_sent) == (VALID, 3, 0)
     assert again.call_ids == first.call_ids and len(provider.requests) == 1
+    store.flush()
     logged = store.warehouse.query("SELECT provider, model, role, status, input_tokens, image_sha256, item_id FROM model_call")
     assert logged.to_dict("records") == [
         {"provider": "wordcount", "model": "wordcount-1", "role": "planner", "status": "ok", "input_tokens": 10,
@@ -131,6 +135,7 @@ def test_invalid_answer_gets_one_repair_then_validates(store):
     provider = WordCountProvider(garble=1)
     outcome = _caller(provider, store).call(_request(), parse_words)
     assert (outcome.status, outcome.value, outcome.requests_sent) == (VALID, 3, 2)
+    store.flush()
     roles = store.warehouse.query("SELECT role, repair_of IS NOT NULL AS is_repair FROM model_call ORDER BY called_at")
     assert roles.values.tolist() == [["planner", False], ["repair", True]]
 
@@ -153,6 +158,7 @@ def test_transport_failure_is_logged_but_not_cached(store):
     assert (failed.status, failed.reason_code) == (HTTP_ERROR, HTTP_ERROR)
     retried = caller.call(_request(), parse_words)
     assert (retried.status, retried.value, retried.requests_sent) == (VALID, 3, 1)
+    store.flush()
     statuses = store.warehouse.query("SELECT status, attempts FROM model_call ORDER BY called_at").values.tolist()
     assert statuses == [["http_error", 4], ["ok", 1]]
 
@@ -223,6 +229,8 @@ def test_identical_requests_from_many_threads_reach_the_server_once(tmp_path):
         callers = [_caller(provider, s, leased=True, name=f"openai@{server.openai_base_url}") for s in stores]
         outcomes = _at_once(8, lambda i: callers[i % 2].call(_request(), parse_echo, item_id=f"pool_item:{i}"))
         assert len(server.requests) == 1
+    for s in stores:
+        s.close()
     assert [(o.status, o.value) for o in outcomes] == [(VALID, 1)] * 8
     assert sum(o.requests_sent for o in outcomes) == 1 and len({o.call_ids for o in outcomes}) == 1
     assert wh.scalar("SELECT count(*) FROM model_call") == 1
@@ -234,6 +242,7 @@ def test_a_waiting_thread_takes_over_when_the_first_request_fails(store):
     caller = _caller(provider, store, leased=True)
     outcomes = _at_once(2, lambda i: caller.call(_request(), parse_words))
     assert sorted(o.status for o in outcomes) == [HTTP_ERROR, VALID]  # the failure is not cached: the waiter asks again
+    store.flush()
     assert len(provider.requests) == 2 and store.warehouse.scalar("SELECT count(*) FROM model_call_lease") == 0
 
 
@@ -255,6 +264,7 @@ def test_a_lease_whose_process_died_is_taken_over_at_once(store):
     outcome = _caller(provider, store, leased=True).call(_request(), parse_words)
     assert (outcome.status, outcome.requests_sent, len(provider.requests)) == (VALID, 1, 1)
     assert time.monotonic() - started < 5  # not held up until the hour-long expiry
+    store.flush()
     assert store.warehouse.scalar("SELECT count(*) FROM model_call_lease") == 0
 
 
@@ -280,27 +290,25 @@ def test_call_ids_derive_from_the_request_so_two_warehouses_name_the_same_calls_
     for name, runs in (("a", ("r1", "r2")), ("b", ("other-1", "other-2"))):
         wh = Warehouse(tmp_path / f"{name}.duckdb")
         provider = WordCountProvider(fail=1)
-        failed = _caller(provider, _store(wh, runs[0])).call(_request(), parse_words)
-        retried = _caller(provider, _store(wh, runs[1])).call(_request(), parse_words)
+        first = _store(wh, runs[0])
+        failed = _caller(provider, first).call(_request(), parse_words)
+        first.close()
+        later = _store(wh, runs[1])
+        retried = _caller(provider, later).call(_request(), parse_words)
+        later.close()
         assert failed.status == HTTP_ERROR and retried.status == VALID and failed.call_ids != retried.call_ids
         ids.append((failed.call_ids, retried.call_ids, wh.query("SELECT call_id FROM model_call ORDER BY call_id")["call_id"].tolist()))
     assert ids[0] == ids[1]
 
 
-# --- the write-behind call log and claims made ahead (the evaluation's path) ---------------------------------
+# --- the write-behind call log and claims made ahead ---------------------------------------------------------
 
-def _behind(wh: Warehouse, run_id: str = "rb") -> WarehouseCallStore:
-    with wh.transaction() as con:
-        log = start_activity(con, asset_key="test", partition_key=None, run_id=run_id, code_version="t", parameters={}, agents=())
-    return WarehouseCallStore(wh, log.activity_id, write_behind=True)
-
-
-def test_a_write_behind_store_logs_every_call_by_flush_with_the_ids_a_direct_store_gives(tmp_path):
-    """Many threads ask different things through one write-behind store: each gets its call id at once, the same id
-    a direct store would derive; after flush every call, its entity and its end of lease are committed."""
-    direct, behind = _store(Warehouse(tmp_path / "a.duckdb")), _behind(Warehouse(tmp_path / "b.duckdb"))
+def test_threads_get_their_call_ids_at_once_and_every_call_is_logged_by_flush(tmp_path):
+    """Many threads ask different things through one store: each gets its call id at once (the first call of its
+    key), before the call is committed; after flush every call, its entity and its end of lease are committed."""
+    behind = _store(Warehouse(tmp_path / "b.duckdb"))
     requests = [_request(" ".join(["w"] * (i + 1))) for i in range(12)]
-    expected = [_caller(WordCountProvider(), direct, leased=True).call(r, parse_words).call_ids for r in requests]
+    expected = [(call_entity_id(cache_key("wordcount", r), 0),) for r in requests]
     caller = _caller(WordCountProvider(delay_s=0.02), behind, leased=True)
     outcomes = _at_once(12, lambda i: caller.call(requests[i], parse_words))
     behind.flush()
@@ -313,7 +321,7 @@ def test_a_write_behind_store_logs_every_call_by_flush_with_the_ids_a_direct_sto
 
 
 def test_a_queued_answer_is_a_cache_hit_before_it_is_committed(tmp_path):
-    store = _behind(Warehouse(tmp_path / "w.duckdb"))
+    store = _store(Warehouse(tmp_path / "w.duckdb"))
     provider = WordCountProvider()
     caller = _caller(provider, store, leased=True)
     first = caller.call(_request(), parse_words)
@@ -325,9 +333,10 @@ def test_a_queued_answer_is_a_cache_hit_before_it_is_committed(tmp_path):
 
 def test_requests_claimed_ahead_are_held_found_answered_or_left_to_their_claimant(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
-    store, other = _behind(wh, "ahead"), _store(wh, "other")
+    store, other = _store(wh, "ahead"), _store(wh, "other")
     answered, foreign, fresh = _request("a b"), _request("c d e"), _request("f g h i")
     _caller(WordCountProvider(), other).call(answered, parse_words)  # another step answered this one
+    other.flush()
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         _lease(other, cache_key("wordcount", foreign), alive.pid, expires_in_s=3600)  # a live process asks this one
@@ -340,12 +349,13 @@ def test_requests_claimed_ahead_are_held_found_answered_or_left_to_their_claiman
     finally:
         alive.kill()
     store.close()
+    other.close()
     assert wh.scalar("SELECT count(*) FROM model_call_lease") == 1  # only the live process's lease is left
 
 
 def test_leases_claimed_ahead_but_never_asked_are_given_up_at_close(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
-    store = _behind(wh)
+    store = _store(wh)
     _caller(WordCountProvider(), store, leased=True).claim_ahead([_request("x y"), _request("z")])
     assert wh.scalar("SELECT count(*) FROM model_call_lease") == 2
     store.close()
@@ -354,7 +364,7 @@ def test_leases_claimed_ahead_but_never_asked_are_given_up_at_close(tmp_path):
 
 def test_a_call_log_that_cannot_be_written_fails_every_later_claim_and_flush(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
-    store = _behind(wh)
+    store = _store(wh)
     caller = _caller(WordCountProvider(), store, leased=True)
     assert caller.call(_request("one"), parse_words).status == VALID
     store.flush()
