@@ -31,7 +31,8 @@ from PIL import Image, ImageDraw
 
 from assets.image_pool.logic.clusters import CONFIRMED, DuplicateEdge, PoolCandidate, assign_clusters
 from assets.image_pool.logic.images import measure_file
-from assets.image_pool.logic.perceptual import PerceptualMatch, PerceptualMatcher, PerceptualSignature, confirm_pair, signature_from_path
+from assets.core.logic.normalized_pixels import normalized_pixels
+from assets.image_pool.logic.perceptual import PerceptualMatch, PerceptualMatcher, PerceptualSignature, compute_signature, confirm_pair
 from sample import synth
 
 TRANSFORMATIONS = ("resized", "aspect_resized", "recompressed", "cropped", "brightness_shifted", "flipped", "rotated",
@@ -242,6 +243,11 @@ class AesforgeRun:
     seconds: float
 
 
+def pool_signature(path: str) -> PerceptualSignature:
+    """The file's signature as the pool makes it (normalized_images): from its full decode, not a draft."""
+    return compute_signature(normalized_pixels(Path(path).read_bytes()))
+
+
 def run_aesforge(image_dir: Path) -> AesforgeRun:
     """Decode + signatures in WORKERS processes (like imagededup's encoder), then one streaming matcher pass."""
     paths = sorted(str(p) for p in image_dir.iterdir())
@@ -255,7 +261,7 @@ def run_aesforge(image_dir: Path) -> AesforgeRun:
             yield name, signature
 
     with ProcessPoolExecutor(WORKERS) as pool:
-        signatures = zip((Path(p).name for p in paths), pool.map(signature_from_path, paths, chunksize=64))
+        signatures = zip((Path(p).name for p in paths), pool.map(pool_signature, paths, chunksize=64))
         matches = list(matcher.match_new(keep(signatures)))
     seconds = time.perf_counter() - start
     return AesforgeRun({frozenset((m.a, m.b)) for m in matches}, matches, kept, seconds)

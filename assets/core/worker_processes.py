@@ -22,7 +22,7 @@ import multiprocessing
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -76,14 +76,38 @@ class CpuPool:
                 self._executor.shutdown(wait=True, cancel_futures=True)
                 self._executor = None
 
+    @property
+    def started(self) -> bool:
+        """Whether a call has started the worker processes (they start on the first)."""
+        return self._executor is not None
+
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in a worker process; see the module docstring for its outcomes."""
+        return self.map(fn, [args])[0]
+
+    def map(self, fn: Callable[..., T], calls: list[tuple]) -> list[T]:
+        """``[fn(*args) for args in calls]``, the calls spread over the workers at once (one thread can keep them
+        all busy); each call's outcome as :meth:`call`'s, and the first call's exception, in order, is raised."""
         executor = self._current()
+        futures = [self._submit(executor, fn, args) for args in calls]
+        results = []
+        for future, args in zip(futures, calls):
+            try:
+                if future is None:  # the pool was broken before this call could be sent
+                    raise BrokenProcessPool
+                results.append(future.result())
+            except BrokenProcessPool:
+                self._replace(executor)
+                results.append(_alone(fn, args))
+        return results
+
+    @staticmethod
+    def _submit(executor: ProcessPoolExecutor, fn: Callable[..., T], args: tuple) -> Future[T] | None:
+        """The call's future, or None when the pool is already broken (a worker died in another thread's call)."""
         try:
-            return executor.submit(_traced, fn, args).result()
+            return executor.submit(_traced, fn, args)
         except BrokenProcessPool:
-            self._replace(executor)
-            return _alone(fn, args)
+            return None
 
     def _current(self) -> ProcessPoolExecutor:
         with self._lock:

@@ -60,3 +60,15 @@ def test_in_the_item_loop_a_worker_crash_and_a_worker_exception_are_each_their_i
     assert details["n:-1"].startswith("numbers.csv#line=3: WorkerDied: the worker process died running square_or_fail")
     assert details["n:-2"].startswith("numbers.csv#line=5: ValueError: cannot square -2 (while processing"
                                       " numbers.csv#line=5, raised in tests.core.worker_functions.square_or_fail")
+
+
+def test_map_spreads_calls_over_the_workers_and_keeps_their_order_and_outcomes():
+    with CpuPool(2) as cpu:
+        assert not cpu.started
+        assert cpu.map(square_or_fail, [(v,) for v in range(10)]) == [v * v for v in range(10)]
+        assert cpu.started
+        with pytest.raises(WorkerFault, match="cannot square -2"):
+            cpu.map(square_or_fail, [(1,), (-2,), (3,)])
+        with pytest.raises(WorkerDied):
+            cpu.map(square_or_fail, [(2,), (-1,), (3,)])
+        assert cpu.map(square_or_fail, [(4,), (5,)]) == [16, 25]  # the pool after the crash works

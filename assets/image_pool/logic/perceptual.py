@@ -59,7 +59,8 @@ from assets.image_pool.logic.hamming_index import Hits, MultiIndexHammingIndex
 
 K = TypeVar("K", bound=Hashable)
 
-SIGNATURE_VERSION = 4  # 4: a texture square joins the luminance thumbnail; 3: the grey base reduced with Lanczos
+SIGNATURE_VERSION = 5  # 5: made from a box-reduced copy (:func:`reduced_copy`); 4: a texture square joins the
+# luminance thumbnail; 3: the grey base reduced with Lanczos
 HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
 MIN_SIGNATURE_SIDE = 8  # shorter side below which an image has too few pixels for the 8 x 8 hashes
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
@@ -277,16 +278,40 @@ def _view_sampler(width: int, height: int) -> sparse.csr_matrix:
     return sparse.csr_matrix((weights, (rows, cols)), shape=(len(x), width * height))
 
 
-def compute_signature(img: Image.Image) -> PerceptualSignature:
-    """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy."""
+REDUCED_SIDE = 256  # the signature's pixels: a copy box-reduced to a long side of at least this (:func:`reduced_copy`)
+# Pillow's ``reducing_gap`` for the Lanczos reductions: a box reduce first where the Lanczos filter would still
+# shrink by this factor or more after it (at 3 it shrank a 320 px copy by 5 with its 15-tap kernel, twice the cost)
+LANCZOS_GAP = 2.0
+
+
+def reduced_copy(img: Image.Image) -> Image.Image:
+    """``img`` box-reduced (``Image.reduce``) by the largest whole factor that keeps its long side at least
+    REDUCED_SIDE; the image itself when that factor is 1. It is also the copy the pool's tone, spread and
+    sharpness measures read (:mod:`assets.image_pool.logic.images`), so one reduce serves all of them.
+
+    Why: every thumbnail the signature keeps is 64 px or smaller, so Lanczos from a copy four to sixteen times
+    smaller than the frame costs a fraction and keeps what they show (a box reduce by a whole factor is what
+    Pillow's ``reducing_gap`` does first anyway). Only a frame wider than 5.3:1 (REDUCED_SIDE / TEXTURE_SIDE) keeps
+    fewer than TEXTURE_SIDE rows for its texture square. Idempotent: a reduced copy is its own reduced copy.
+    """
+    factor = max(1, max(img.size) // REDUCED_SIDE)
+    return img.reduce(factor) if factor > 1 else img
+
+
+def compute_signature(img: Image.Image, reduced: Image.Image | None = None) -> PerceptualSignature:
+    """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy of
+    :func:`reduced_copy` (``reduced``: that copy, when the caller has made it already)."""
     if img.mode != "RGB":
         raise ValueError(f"compute_signature needs an RGB image, got mode {img.mode}")
     if min(img.size) < MIN_SIGNATURE_SIDE:
         raise ValueError(f"image {img.size} is too small for a perceptual signature")
+    reduced = reduced_copy(img) if reduced is None else reduced
     aspect = img.width / img.height
     scale = HASH_BASE_SIDE / max(img.size)
     base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
-    small = img.resize(base_size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BILINEAR, reducing_gap=3.0 if scale < 1 else None)
+    shrink = max(base_size) < max(reduced.size)
+    small = reduced.resize(base_size, Image.Resampling.LANCZOS if shrink else Image.Resampling.BILINEAR,
+                           reducing_gap=LANCZOS_GAP if shrink else None)
     gray = small.convert("L")
     samples = _view_sampler(*base_size) @ np.asarray(gray, dtype=np.float64).ravel()
     codes = batched_phash(samples.reshape(-1, PHASH_SIDE, PHASH_SIDE))
@@ -304,7 +329,7 @@ def compute_signature(img: Image.Image) -> PerceptualSignature:
     ycc = small.resize((CHROMA_SIDE, CHROMA_SIDE), Image.Resampling.BOX).convert("YCbCr")
     thumb_chroma = np.asarray(ycc, dtype=np.uint8)[:, :, 1:].transpose(2, 0, 1).copy()
     return PerceptualSignature(hashes=hashes, thumb_luma=thumb_luma, thumb_chroma=thumb_chroma,
-                               thumb_texture=texture_square(img))
+                               thumb_texture=texture_square(reduced))
 
 
 def texture_square(img: Image.Image) -> np.ndarray:
@@ -319,15 +344,16 @@ def texture_square(img: Image.Image) -> np.ndarray:
     square = img.crop((left, top, left + side, top + side)).convert("L")
     reduce = side > TEXTURE_SIDE
     resample = Image.Resampling.LANCZOS if reduce else Image.Resampling.BILINEAR
-    return np.asarray(square.resize((TEXTURE_SIDE, TEXTURE_SIDE), resample, reducing_gap=3.0 if reduce else None), dtype=np.uint8)
+    return np.asarray(square.resize((TEXTURE_SIDE, TEXTURE_SIDE), resample, reducing_gap=LANCZOS_GAP if reduce else None),
+                      dtype=np.uint8)
 
 
 def signature_from_path(path: str | Path) -> PerceptualSignature:
     """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`.
 
     ``draft`` keeps both sides at least HASH_BASE_SIDE, so the signature sees
-    at least as many pixels as it uses; the rest of the reduction is the same
-    Lanczos filter as for a fully decoded image.
+    at least as many pixels as it uses; the rest of the reduction is as for a
+    fully decoded image (:func:`reduced_copy`, then Lanczos).
     """
     with Image.open(path) as img:
         if img.format == "JPEG":
@@ -969,6 +995,29 @@ def _pair_hits(query: list[int], radii: np.ndarray, indexed: list[int], slots: n
     return Hits(query=q, item=np.zeros_like(q), slot=slot, distance=distance[q, slot].astype(np.intp))
 
 
+@dataclass(frozen=True)
+class Candidate(Generic[K]):
+    """A pair the lookup found, with everything its verification reads: both signatures and the hypotheses.
+
+    Why apart from the lookup: the index is state that only the matcher's process holds, while verifying a pair is
+    a pure function of the two signatures and their hints, so a batch's pairs can be verified in other processes.
+    """
+
+    key_a: K
+    key_b: K
+    a: PerceptualSignature
+    b: PerceptualSignature
+    hints: list[_Hint]
+
+
+def verify_candidates(candidates: list[Candidate[K]], params: PerceptualParams) -> list[PerceptualMatch[K] | None]:
+    """Each candidate's verified match, or None, in order (a module-level function: worker processes run it)."""
+    return [_first_verified(c.key_a, c.key_b, c.a, c.b, c.hints, params) for c in candidates]
+
+
+VerifyCandidates = Callable[[list[Candidate], PerceptualParams], list[PerceptualMatch | None]]
+
+
 CONFIRM_WIDEN_BITS = 6  # a pair already linked through a third image is looked up this many bits wider
 
 
@@ -1003,9 +1052,11 @@ class PerceptualMatcher(Generic[K]):
         self,
         params: PerceptualParams | None = None,
         load_signatures: Callable[[list[K]], dict[K, PerceptualSignature]] | None = None,
+        verify: VerifyCandidates | None = None,
     ) -> None:
         self.params = params or PerceptualParams()
         self._load_signatures = load_signatures
+        self._verify = verify or verify_candidates
         chunks = self.params.n_chunks
         self._frames = MultiIndexHammingIndex(64, chunks, codes_per_item=2)  # phash, dhash
         self._views = MultiIndexHammingIndex(64, chunks, codes_per_item=_VIEW_SLOTS)
@@ -1095,8 +1146,9 @@ class PerceptualMatcher(Generic[K]):
     def match_batch(self, items: list[tuple[K, PerceptualSignature]]) -> list[list[PerceptualMatch[K]]]:
         """What :meth:`match_one` would give for each item in turn (each against everything indexed and the
         batch's earlier items), with one index lookup for the whole batch instead of one per image: the lookups'
-        fixed cost is most of an image's matching. Nothing is indexed unless the whole batch is matched, so a
-        batch that fails can be matched again item by item."""
+        fixed cost is most of an image's matching. The batch's candidate pairs are then verified in one call of
+        ``verify`` (given to the constructor: worker processes may run it), in lookup order. Nothing is indexed
+        unless the whole batch is matched, so a batch that fails can be matched again item by item."""
         keys = [key for key, _ in items]
         if len(set(keys)) < len(keys) or any(key in self._ids for key in keys):
             raise ValueError("a key is repeated in the batch or already indexed")
@@ -1119,16 +1171,21 @@ class PerceptualMatcher(Generic[K]):
 
         self._batch.update(items)
         try:
-            results = []
+            owners, candidates = [], []
             for i, (key, signature) in enumerate(items):
                 hints = _hints_from(frame_hits[i], view_hits[i], signature, aspect_milli, self.params)
                 signatures = self._signatures_for([key_of(other) for other in hints])
-                results.append([m for other, other_hints in hints.items()
-                                if (m := _first_verified(key_of(other), key, signatures[key_of(other)], signature,
-                                                         other_hints, self.params)) is not None])
+                for other, other_hints in hints.items():
+                    owners.append(i)
+                    candidates.append(Candidate(key_of(other), key, signatures[key_of(other)], signature, other_hints))
         finally:
             for key in keys:
                 self._batch.pop(key, None)
+        verdicts = self._verify(candidates, self.params)
+        results: list[list[PerceptualMatch[K]]] = [[] for _ in items]
+        for i, match in zip(owners, verdicts, strict=True):
+            if match is not None:
+                results[i].append(match)
         for key, signature in items:
             self._add(key, signature.hashes)
             self._remember(key, signature)

@@ -330,9 +330,8 @@ def test_a_grey_picture_matches_its_copy_with_a_coloured_logo_but_not_a_colouris
     assert match_pair(grey, synth.recoloured(grey, 4)) == []
 
 
-def test_a_batch_matches_exactly_as_one_image_at_a_time_and_a_failed_batch_indexes_nothing() -> None:
-    """match_batch is match_one with one lookup per batch: the same pairs, scores and order, whether a copy falls
-    in the batch of its original or in a later one; a refused batch leaves the matcher as it was."""
+def originals_and_copies() -> list[tuple[str, PerceptualSignature]]:
+    """Twelve renders of the three domains, every other one followed by a copy, and a copy before its original."""
     items = []
     for seed in range(12):
         original = RENDERERS[("photo", "painting", "virtual")[seed % 3]](seed, SIZE)
@@ -340,6 +339,13 @@ def test_a_batch_matches_exactly_as_one_image_at_a_time_and_a_failed_batch_index
         if seed % 2 == 0:
             items.append((f"c{seed}", compute_signature(list(COPIES.values())[seed % len(COPIES)](original))))
     items.insert(3, ("late-copy", compute_signature(synth.resized(RENDERERS["photo"](9, SIZE), 0.6))))  # before o9
+    return items
+
+
+def test_a_batch_matches_exactly_as_one_image_at_a_time_and_a_failed_batch_indexes_nothing() -> None:
+    """match_batch is match_one with one lookup per batch: the same pairs, scores and order, whether a copy falls
+    in the batch of its original or in a later one; a refused batch leaves the matcher as it was."""
+    items = originals_and_copies()
     one: PerceptualMatcher[str] = PerceptualMatcher()
     expected = [one.match_one(key, signature) for key, signature in items]
     batched: PerceptualMatcher[str] = PerceptualMatcher()
