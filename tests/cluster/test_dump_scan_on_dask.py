@@ -78,6 +78,7 @@ class SlowDump:
         self.midway, self._released, self._closed = threading.Event(), threading.Event(), threading.Event()
         self._hold = self._cut = self._closing = False
         self.readers = 0
+        self.reader_pids: list[set[int]] = []
         self._thread = threading.Thread(target=self._serve, daemon=True, name="slow-dump")
         self._thread.start()
 
@@ -116,20 +117,26 @@ class SlowDump:
                         pipe.write(self.content)
                 except BrokenPipeError:  # the reader died: the next one gets the file from the start
                     pass
+                self.reader_pids.append(self._holders())  # the reader has read: it holds a descriptor
             self._closed.set()
-            while self._held_open():  # a writer opened before this reader's last read would feed it twice
-                time.sleep(0.01)
+            while self._held_open(self.reader_pids[-1]):  # a writer opened before this reader's last read (or
+                time.sleep(0.01)                           # before its death) would feed it the next reader's bytes
             os.utime(self.path, ns=(FIXED_MTIME_NS, FIXED_MTIME_NS))
 
-    def _held_open(self) -> bool:
-        """Whether any process still has the pipe open (a reader waiting in open() has no descriptor yet)."""
-        target = str(self.path)
-        for folder in glob.glob("/proc/[0-9]*/fd"):
-            try:
-                if any(os.readlink(f"{folder}/{fd}") == target for fd in os.listdir(folder)):
-                    return True
-            except OSError:  # the process or descriptor went away meanwhile
+    def _holders(self) -> set[int]:
+        """The processes that have the pipe open now (a reader waiting in open() has no descriptor yet)."""
+        return {int(folder.split("/")[2]) for folder in glob.glob("/proc/[0-9]*/fd")
+                if any(_link(descriptor) == str(self.path) for descriptor in _listing(folder) or ())}
+
+    def _held_open(self, pids: set[int]) -> bool:
+        """Whether any of ``pids`` may still have the pipe open: a process that is exiting (killed) shows no
+        descriptors for a moment while it still holds them, so only a process gone or a zombie is surely done."""
+        for pid in pids:
+            if _state(pid) in (None, "Z"):
                 continue
+            descriptors = _listing(f"/proc/{pid}/fd")
+            if descriptors is None or any(_link(descriptor) == str(self.path) for descriptor in descriptors):
+                return True
         return False
 
     def close(self) -> None:
@@ -138,6 +145,29 @@ class SlowDump:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # lets the server's open() return
         self._thread.join(timeout=10)
         os.close(fd)
+
+
+def _listing(folder: str) -> list[str] | None:
+    """The descriptors of one process (``/proc/<pid>/fd``); None when they cannot be listed."""
+    try:
+        return [f"{folder}/{name}" for name in os.listdir(folder)]
+    except OSError:
+        return None
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (``Z``: a zombie, its descriptors all closed); None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _link(descriptor: str) -> str | None:
+    try:
+        return os.readlink(descriptor)
+    except OSError:  # the descriptor was closed meanwhile
+        return None
 
 
 @pytest.fixture(scope="module")
