@@ -14,7 +14,7 @@ image_file, the rejection summary), and a committer pass over a shard it has see
 write and commit throughput (rows/s, shards/s, process CPU and wall), query times, the file's size and the peak
 RSS. See bench/README.md.
 
-    python bench/warehouse_scale.py --rows 100000 --out bench/out/warehouse_scale      # smoke run, seconds
+    python bench/warehouse_scale.py --rows 400000 --out bench/out/warehouse_scale      # smoke run, about a minute
     python bench/warehouse_scale.py --out bench/out/warehouse_scale                    # 10^7 entities, 2.5 10^6 items
 """
 
