@@ -261,8 +261,8 @@ class _Queued(NamedTuple):
 
 
 class _CallLog:
-    """The shard and the committer of a call store. ``add`` makes a call durable in this store's shard (an
-    fsync the kernel joins with those of other threads) before it returns; the committer thread commits the queued calls, each with the end of its lease,
+    """The shard and the committer of a call store. ``add`` makes a call durable in this store's shard (a
+    shared fsync) before it returns; the committer thread commits the queued calls, each with the end of its lease,
     every ``commit_every`` calls or ``commit_after_s`` seconds, at ``flush`` and ``close``; claims and lookups asked
     meanwhile are decided and read together in the committer's next transaction, so the asking threads share
     transactions instead of queueing for the warehouse one by one. A shard is replaced once past ``shard_bytes``, and
