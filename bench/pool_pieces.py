@@ -58,7 +58,7 @@ def piece_rows(blobs: list[bytes], repeat: int) -> dict[str, float]:
         "plain decode (Image.open().convert('RGB'))": _cpu_ms(
             lambda b: Image.open(io.BytesIO(b)).convert("RGB"), blobs, r),
         "pixel digest": _cpu_ms(lambda im: hashlib.sha256(im.tobytes()).hexdigest(), rgbs, r),
-        "measuring copy (reduced_copy)": _cpu_ms(perceptual.reduced_copy, rgbs, r),
+        "measuring copy (measuring_copy)": _cpu_ms(images.measuring_copy, rgbs, r),
         "spread": _cpu_ms(images.pixel_spread, smalls, r),
         "luma of the measuring copy": _cpu_ms(lambda s: s.convert("L"), smalls, r),
         "tones": _cpu_ms(source_quality.tones, lumas, r),

@@ -16,7 +16,7 @@ from PIL import Image, ImageStat
 
 from assets.core.logic.normalized_pixels import UprightImage, decode_upright
 from assets.image_pool.logic.clarity import Clarity, measure_clarity
-from assets.image_pool.logic.perceptual import MIN_SIGNATURE_SIDE, PerceptualSignature, compute_signature, reduced_copy
+from assets.image_pool.logic.perceptual import MIN_SIGNATURE_SIDE, PerceptualSignature, compute_signature
 from assets.image_pool.logic.source_quality import SourceQuality, measure_source
 from resources.image_formats import DecodeFailure
 
@@ -28,12 +28,13 @@ EXTREME_ASPECT_RATIO = "extreme_aspect_ratio"
 LICENSE_NOT_ALLOWED = "license_not_allowed"
 REMOVED_IMAGE_PLACEHOLDER = "removed_image_placeholder"
 
+MEASURE_SIDE = 256  # the measuring copy keeps its long side at least this long
+
 
 @dataclass(frozen=True)
 class DecodedImage:
     upright: UprightImage  # RGB pixels, EXIF orientation applied, and what the file's header said
-    small: Image.Image  # the measuring copy: :func:`~assets.image_pool.logic.perceptual.reduced_copy`, which the
-    # signature is made from too (a long side of 256-511 px)
+    small: Image.Image  # the measuring copy (:func:`measuring_copy`)
     pixel_sha256: str  # of the decoded RGB pixels and size: equal for the same picture in any container
     pixel_std: float
 
@@ -63,8 +64,15 @@ def decode_normalized(data: bytes, max_pixels: int) -> DecodedImage:
     rgb = upright.image
     digest = hashlib.sha256(f"{rgb.width}x{rgb.height}:".encode())
     digest.update(rgb.tobytes())  # not joined to the prefix: that would copy every pixel once more
-    small = reduced_copy(rgb)
+    small = measuring_copy(rgb)
     return DecodedImage(upright=upright, small=small, pixel_sha256=digest.hexdigest(), pixel_std=pixel_spread(small))
+
+
+def measuring_copy(rgb: Image.Image) -> Image.Image:
+    """The small copy the spread and tone measures read: box-reduced by the largest whole factor that keeps the
+    long side at least MEASURE_SIDE (a reduce costs a fraction of a resize and copies nothing else)."""
+    factor = max(1, max(rgb.size) // MEASURE_SIDE)
+    return rgb.reduce(factor) if factor > 1 else rgb
 
 
 def pixel_spread(image: Image.Image) -> float:
@@ -111,7 +119,7 @@ def measure_file(data: bytes, max_pixels: int) -> MeasuredFile | DecodeFailure:
         source_mode=upright.source_mode,
         exif_orientation=upright.exif_orientation,
         frame_count=upright.frame_count,
-        signature=compute_signature(decoded.image, decoded.small) if decoded.can_be_signed else None,
+        signature=compute_signature(decoded.image) if decoded.can_be_signed else None,
         quality=measure_source(upright, data, small_luma),
         clarity=measure_clarity(decoded.image, small_luma),
     )

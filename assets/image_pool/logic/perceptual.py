@@ -59,8 +59,7 @@ from assets.image_pool.logic.hamming_index import Hits, MultiIndexHammingIndex
 
 K = TypeVar("K", bound=Hashable)
 
-SIGNATURE_VERSION = 5  # 5: made from a box-reduced copy (:func:`reduced_copy`); 4: a texture square joins the
-# luminance thumbnail; 3: the grey base reduced with Lanczos
+SIGNATURE_VERSION = 4  # 4: a texture square joins the luminance thumbnail; 3: the grey base reduced with Lanczos
 HASH_BASE_SIDE = 64  # long side of the grey image every hash is computed from
 MIN_SIGNATURE_SIDE = 8  # shorter side below which an image has too few pixels for the 8 x 8 hashes
 THUMB_SIDE = 32  # verification luminance thumbnail (squashed to a square)
@@ -278,40 +277,16 @@ def _view_sampler(width: int, height: int) -> sparse.csr_matrix:
     return sparse.csr_matrix((weights, (rows, cols)), shape=(len(x), width * height))
 
 
-REDUCED_SIDE = 256  # the signature's pixels: a copy box-reduced to a long side of at least this (:func:`reduced_copy`)
-# Pillow's ``reducing_gap`` for the Lanczos reductions: a box reduce first where the Lanczos filter would still
-# shrink by this factor or more after it (at 3 it shrank a 320 px copy by 5 with its 15-tap kernel, twice the cost)
-LANCZOS_GAP = 2.0
-
-
-def reduced_copy(img: Image.Image) -> Image.Image:
-    """``img`` box-reduced (``Image.reduce``) by the largest whole factor that keeps its long side at least
-    REDUCED_SIDE; the image itself when that factor is 1. It is also the copy the pool's tone, spread and
-    sharpness measures read (:mod:`assets.image_pool.logic.images`), so one reduce serves all of them.
-
-    Why: every thumbnail the signature keeps is 64 px or smaller, so Lanczos from a copy four to sixteen times
-    smaller than the frame costs a fraction and keeps what they show (a box reduce by a whole factor is what
-    Pillow's ``reducing_gap`` does first anyway). Only a frame wider than 5.3:1 (REDUCED_SIDE / TEXTURE_SIDE) keeps
-    fewer than TEXTURE_SIDE rows for its texture square. Idempotent: a reduced copy is its own reduced copy.
-    """
-    factor = max(1, max(img.size) // REDUCED_SIDE)
-    return img.reduce(factor) if factor > 1 else img
-
-
-def compute_signature(img: Image.Image, reduced: Image.Image | None = None) -> PerceptualSignature:
-    """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy of
-    :func:`reduced_copy` (``reduced``: that copy, when the caller has made it already)."""
+def compute_signature(img: Image.Image) -> PerceptualSignature:
+    """Signature of an RGB, orientation-corrected image; all hashes come from one small grey copy."""
     if img.mode != "RGB":
         raise ValueError(f"compute_signature needs an RGB image, got mode {img.mode}")
     if min(img.size) < MIN_SIGNATURE_SIDE:
         raise ValueError(f"image {img.size} is too small for a perceptual signature")
-    reduced = reduced_copy(img) if reduced is None else reduced
     aspect = img.width / img.height
     scale = HASH_BASE_SIDE / max(img.size)
     base_size = (max(8, round(img.width * scale)), max(8, round(img.height * scale)))
-    shrink = max(base_size) < max(reduced.size)
-    small = reduced.resize(base_size, Image.Resampling.LANCZOS if shrink else Image.Resampling.BILINEAR,
-                           reducing_gap=LANCZOS_GAP if shrink else None)
+    small = img.resize(base_size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.BILINEAR, reducing_gap=3.0 if scale < 1 else None)
     gray = small.convert("L")
     samples = _view_sampler(*base_size) @ np.asarray(gray, dtype=np.float64).ravel()
     codes = batched_phash(samples.reshape(-1, PHASH_SIDE, PHASH_SIDE))
@@ -329,7 +304,7 @@ def compute_signature(img: Image.Image, reduced: Image.Image | None = None) -> P
     ycc = small.resize((CHROMA_SIDE, CHROMA_SIDE), Image.Resampling.BOX).convert("YCbCr")
     thumb_chroma = np.asarray(ycc, dtype=np.uint8)[:, :, 1:].transpose(2, 0, 1).copy()
     return PerceptualSignature(hashes=hashes, thumb_luma=thumb_luma, thumb_chroma=thumb_chroma,
-                               thumb_texture=texture_square(reduced))
+                               thumb_texture=texture_square(img))
 
 
 def texture_square(img: Image.Image) -> np.ndarray:
@@ -344,16 +319,15 @@ def texture_square(img: Image.Image) -> np.ndarray:
     square = img.crop((left, top, left + side, top + side)).convert("L")
     reduce = side > TEXTURE_SIDE
     resample = Image.Resampling.LANCZOS if reduce else Image.Resampling.BILINEAR
-    return np.asarray(square.resize((TEXTURE_SIDE, TEXTURE_SIDE), resample, reducing_gap=LANCZOS_GAP if reduce else None),
-                      dtype=np.uint8)
+    return np.asarray(square.resize((TEXTURE_SIDE, TEXTURE_SIDE), resample, reducing_gap=3.0 if reduce else None), dtype=np.uint8)
 
 
 def signature_from_path(path: str | Path) -> PerceptualSignature:
     """Decode at reduced scale (JPEG DCT scaling via ``draft``), fix orientation, then :func:`compute_signature`.
 
     ``draft`` keeps both sides at least HASH_BASE_SIDE, so the signature sees
-    at least as many pixels as it uses; the rest of the reduction is as for a
-    fully decoded image (:func:`reduced_copy`, then Lanczos).
+    at least as many pixels as it uses; the rest of the reduction is the same
+    Lanczos filter as for a fully decoded image.
     """
     with Image.open(path) as img:
         if img.format == "JPEG":

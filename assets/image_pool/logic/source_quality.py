@@ -172,7 +172,7 @@ def exposure_edited(brighter: tuple[float, float, float], darker: tuple[float, f
 
 def measure_source(upright: UprightImage, data: bytes, small: Image.Image) -> SourceQuality:
     """Every measure of one file: ``upright`` as decoded (format, tables, pixels), ``small`` the pool's measuring
-    copy of its pixels (:func:`assets.image_pool.logic.perceptual.reduced_copy`) or that copy's luminance."""
+    copy of its pixels (:func:`assets.image_pool.logic.images.measuring_copy`) or that copy's luminance."""
     fmt = upright.source_format.upper()
     luma_mean, luma_top, highlights_clipped = tones(small)
     return SourceQuality(
