@@ -3,7 +3,7 @@
 Not a test. Reads the measured figures (and the stated assumptions) from ``bench/capacity_inputs.json`` and prints,
 per stage, the CPU seconds, bytes and model calls per image, then for each planned size and worker count the hours
 per stage, the stage that bounds the run, the storage and the cost. A worker is one CPU core. Stages are of three
-kinds: per-item stages (partitioned: their time divides by the workers), cross-shard stages and the warehouse
+kinds: per-item stages (data-parallel: their time divides by the workers), cross-shard stages and the warehouse
 committer (one process each, whatever the workers), and the model calls (bound by latency: each worker keeps
 ``requests_in_flight_per_worker`` requests in flight). docs/capacity.md quotes the output.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PER_ITEM, SERIAL, LATENCY = "per item (partitioned)", "one process", "latency-bound"
+PER_ITEM, SERIAL, LATENCY = "per item (parallel)", "one process", "latency-bound"
 CROSS_SHARD = {"perceptual_duplicates", "image_pool"}
 
 
