@@ -8,7 +8,7 @@ committer (one process each, whatever the workers), and the model calls (bound b
 ``requests_in_flight_per_worker`` requests in flight). docs/capacity.md quotes the output.
 
     python bench/capacity.py                     # bench/capacity_inputs.json
-    python bench/capacity.py --inputs other.json --markdown
+    python bench/capacity.py --inputs other.json
 """
 
 from __future__ import annotations
