@@ -215,7 +215,7 @@ def test_provenance_of_a_committed_image_reaches_its_source_record(local):
 
     with wh.transaction() as con:  # what ``aesforge provenance <item>`` runs
         rows = con.execute("SELECT depth, entity_id, entity_kind, derived_as, link, asset_key, agents, source_url,"
-                           " license FROM provenance(?) ORDER BY depth DESC, started_at, entity_id", [image]).fetchall()
+                           " license FROM provenance(?) ORDER BY depth DESC, started_at, entity_id, link", [image]).fetchall()
 
     assert [(r[0], r[2], r[3], r[4]) for r in rows] == [
         (2, "source_record", "retrieved_from", "generated"),
