@@ -325,6 +325,16 @@ def validate_object_key(key: str) -> str:
     return key
 
 
+def sync_directory(directory: Path) -> None:
+    """fsync a folder, so that the names created or replaced in it survive a crash (a file's own fsync does not
+    cover its name)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class KeyedObjects(ABC):
     """Whole objects under keys the writer chooses (unlike blobs, whose name is their hash): a ``put`` replaces an
     object atomically, so a reader sees the old bytes or the new ones, never part of them."""
@@ -358,11 +368,7 @@ class LocalObjects(KeyedObjects):
     def put_object(self, key: str, data: bytes) -> None:
         target = self.path(key)
         LocalBlobStore._write_atomically(target, lambda out: out.write(data))
-        folder = os.open(target.parent, os.O_RDONLY)  # the new name is durable before what the caller writes next
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        sync_directory(target.parent)  # the new name is durable before what the caller writes next
 
     def get_object(self, key: str) -> bytes:
         try:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resources.blob_store import sync_directory
+
 logger = logging.getLogger(__name__)
 
 SUFFIX = ".jsonl"
@@ -71,7 +73,7 @@ class ShardWriter:
         self._fd = os.open(unnamed, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         unnamed.rename(self.path)
-        _sync_directory(directory)  # the shard's name is durable before any record in it counts as such
+        sync_directory(directory)  # the shard's name is durable before any record in it counts as such
         self.size = 0
         self._synced = 0
         self._syncing = False
@@ -145,11 +147,3 @@ def recover_shards(directory: Path, commit: Callable[[list[dict[str, Any]]], Non
             os.close(fd)
         shards, records = shards + 1, records + len(contents.records)
     return shards, records
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
