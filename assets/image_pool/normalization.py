@@ -12,8 +12,6 @@ a file is decoded (kept) or rejected with the decoder's reason, and one that mak
 is ``internal_error`` without costing the other files their decode.
 """
 
-import os
-
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from assets.image_pool.collection import fetched_files
@@ -86,7 +84,7 @@ def normalized_images(
             Item(entity_id("file", sha), locator or store.uri(sha), sha, sha)
             for sha, locator in pending.itertuples(index=False)
         )
-        cores = os.cpu_count() or 2
+        cores = pool.worker_process_count()
         with CpuPool(cores) as cpu:
             use = cpu if len(pending) >= WORKER_PROCESSES_FROM else None
             if use:

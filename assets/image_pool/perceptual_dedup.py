@@ -13,7 +13,6 @@ Signatures made by an older signature version are first made again from the imag
 (stage ``resign``), so old and new images are compared by the same hashes.
 """
 
-import os
 from dataclasses import asdict
 
 from dagster import AssetExecutionContext, MaterializeResult, asset
@@ -102,7 +101,7 @@ def perceptual_duplicates(
             run_items(step, RESIGN_STAGE, (Item(i, store.uri(sha), sha, sha) for i, sha in outdated.itertuples(index=False)),
                       lambda item: resign_image(store, item), write_remade, batch_size=pool.batch_size,
                       total=len(outdated))
-        cores = os.cpu_count() or 2
+        cores = pool.worker_process_count()
         with CpuPool(cores) as cpu:
             matcher = PerceptualMatcher(params, load_signatures=lambda ids: load_signatures(wh, ids),
                                         verify=lambda candidates, p: verify_in_workers(cpu, candidates, p))

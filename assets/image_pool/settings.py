@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal, Optional
 
 from dagster import Config, ConfigurableResource
@@ -145,6 +146,8 @@ class PoolSettings(ConfigurableResource):
     model_filters: list[ModelFilterConfig] = Field(
         default=[], description="Model-based filters over the CLIP embeddings (aesthetic score, content safety); none by default")
     batch_size: int = Field(default=256, description="Items per warehouse transaction; a crash loses at most one batch")
+    worker_processes: Optional[int] = Field(
+        default=None, ge=1, description="Worker processes that decode images and verify duplicate pairs; null: one per core")
 
     @field_validator("model_filters")
     @classmethod
@@ -154,6 +157,10 @@ class PoolSettings(ConfigurableResource):
         if repeated:
             raise ValueError(f"two model filters are named {repeated[0]!r}; each needs its own name")
         return filters
+
+    def worker_process_count(self) -> int:
+        """How many worker processes a pool stage starts: ``worker_processes``, or one per core (null)."""
+        return self.worker_processes or os.cpu_count() or 2
 
 
 CONFIG_SECTIONS = {"pool": ("pool", PoolSettings)}
