@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pipelines.config import REPO_ROOT, SAMPLE_CONFIG, ConfigError, config_path, load_config, pipeline_modules, warehouse_settings
 from warehouse.db import Warehouse, WarehouseDamaged, WarehouseUnavailable, storage_failure
+from warehouse.provenance_walk import provenance_rows
 
 JOB_NAME = "full_rebuild_job"
 CODE_LOCATION_MODULE = "pipelines.definitions"  # what workspace.yaml loads; `dagster dev` names the location after it
@@ -334,14 +335,13 @@ def run_sql(config_file: str | None, sql: str) -> int:
 
 
 def show_provenance(config_file: str | None, item: str, as_json: bool) -> int:
-    """Where ``item`` came from, as a tree (or JSON), read through the warehouse's ``provenance`` macro."""
+    """Where ``item`` came from, as a tree (or JSON): the rows of the warehouse's ``provenance`` macro, read by key
+    (``warehouse.provenance_walk``), which stays fast however large the lineage tables grow."""
     from pipelines.provenance_tree import provenance_json, provenance_tree
 
     path = Path(config_file).expanduser().resolve() if config_file else config_path()
     with warehouse_settings(path).get_warehouse().transaction() as con:  # the warehouse section alone: no Dagster
-        cursor = con.execute("SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id", [item])
-        names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+        rows = provenance_rows(con, item)
     print(provenance_json(item, rows) if as_json else provenance_tree(item, rows))
     return 0 if rows else 1
 
@@ -520,6 +520,8 @@ def print_releases(config: dict, names: list[str], folder: Path | None = None) -
 
 def demo() -> int:
     """Generate the sample and run the whole pool on it with the bundled config."""
+    import pandas as pd
+
     make_sample(str(SAMPLE_CONFIG.parent.parent / "data" / "sample"))
     code = run_pipeline(str(SAMPLE_CONFIG), None, "auto")
     if code == 0:
@@ -528,12 +530,10 @@ def demo() -> int:
         item = wh.scalar("SELECT pool_item_id FROM pool_images ORDER BY record_id LIMIT 1")
         if item:
             print(f"\nprovenance of one kept image ({item}):")
-            frame = wh.query(
-                "SELECT depth, entity_kind, derived_as, link, asset_key, run_id, source_url, license"
-                " FROM provenance(?) ORDER BY depth DESC, started_at",
-                [item],
-            )
-            print(frame.to_string(index=False))
+            with wh.transaction() as con:
+                rows = provenance_rows(con, item)
+            columns = ["depth", "entity_kind", "derived_as", "link", "asset_key", "run_id", "source_url", "license"]
+            print(pd.DataFrame(rows, columns=columns).to_string(index=False))
         print("\nrelease folders (publishable as they are: card, croissant.json, ATTRIBUTION.csv, provenance.parquet):")
         print_releases(config, release_names())
     return code

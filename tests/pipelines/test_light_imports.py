@@ -18,11 +18,11 @@ import pipelines.command
 from pipelines.command import parser
 from pipelines.config import warehouse_settings
 from pipelines.provenance_tree import provenance_json, provenance_tree
+from warehouse.provenance_walk import provenance_rows
 parser().parse_args(["provenance", "pool_item:x"])
 settings = warehouse_settings(__import__("pathlib").Path(sys.argv[1]))
 with settings.get_warehouse().transaction() as con:
-    cursor = con.execute("SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id", ["pool_item:x"])
-    rows = [dict(zip([d[0] for d in cursor.description], row)) for row in cursor.fetchall()]
+    rows = provenance_rows(con, "pool_item:x")
 provenance_tree("pool_item:x", rows), provenance_json("pool_item:x", rows)
 print(json.dumps(sorted(sys.modules)))
 """
