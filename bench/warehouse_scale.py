@@ -10,12 +10,15 @@ sha256>``, ``model_call:<sha256>``; checked against ``warehouse.ids`` for the fi
 worker writes it) that is committed at once (``warehouse.shard_commit.commit_shards``, one transaction), so the
 shards never pile up on disk. Then it times, on the filled warehouse: the provenance query for one item (what
 ``aesforge provenance <item>`` runs), the views the README's SQL examples use (pool_exclusions, pool_stage_counts,
-image_file, the rejection summary), and a committer pass over a shard it has seen (nothing new). Prints shard
-write and commit throughput (rows/s, shards/s, process CPU and wall), query times, the file's size and the peak
-RSS. See bench/README.md.
+image_file, the rejection summary), the keyed walk that command runs since migration 0028
+(``warehouse.provenance_walk``; its rows checked equal to the macro's), and a committer pass over a shard it has
+seen (nothing new). ``--no-lookup-indexes`` drops migration 0028's indexes before the fill, to measure what they
+cost the committer (the walk then scans). Prints shard write and commit throughput (rows/s, shards/s, process CPU
+and wall), query times (median of ``--repeat`` warm runs), the file's size and the peak RSS. See bench/README.md.
 
     python bench/warehouse_scale.py --rows 400000 --out bench/out/warehouse_scale      # smoke run, about a minute
     python bench/warehouse_scale.py --out bench/out/warehouse_scale                    # 10^7 entities, 2.5 10^6 items
+    python bench/warehouse_scale.py --rows 2000000 --no-lookup-indexes --out bench/out/warehouse_scale_bare
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import statistics
 import shutil
 import sys
 import time
@@ -36,14 +41,16 @@ sys.path.insert(0, str(REPO))
 
 from assets.core.result_shards import ShardFolder, write_shard  # noqa: E402
 from resources.blob_store import LocalBlobStore, keyed_objects  # noqa: E402
-from warehouse.db import Warehouse  # noqa: E402
+from warehouse.db import Warehouse, migrations  # noqa: E402
 from warehouse.ids import digest_of, entity_id  # noqa: E402
 from warehouse.lineage import activity_id_for  # noqa: E402
+from warehouse.provenance_walk import COLUMNS, provenance_rows  # noqa: E402
 from warehouse.shard_commit import commit_shards  # noqa: E402
 
 ASSET = "synthetic_items"
 REJECT_EVERY = 20
 ENTITIES_PER_ITEM = 4
+LOOKUP_MIGRATION = 28  # the provenance walk's indexes
 STARTED = "2026-12-07 12:00:00+00"
 AT = f"TIMESTAMPTZ '{STARTED}'"
 
@@ -96,8 +103,9 @@ TABLES = {
         $activity AS activity_id, {AT} AS recorded_at FROM items WHERE i % {REJECT_EVERY} = 0""",
 }
 
+PROVENANCE = "SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id, link, run_id, asset_key"
 QUERIES = {
-    "provenance(one image)": "SELECT * FROM provenance(?) ORDER BY depth DESC, started_at, entity_id",
+    "provenance(one image)": PROVENANCE,
     "pool_exclusions by stage, reason": "SELECT stage, reason_code, count(*) FROM pool_exclusions GROUP BY ALL",
     "pool_stage_counts": "SELECT * FROM pool_stage_counts",
     "image_file (count)": "SELECT count(*) FROM image_file",
@@ -120,12 +128,33 @@ def shard_tables(gen: duckdb.DuckDBPyConnection, start: int, stop: int, activity
     return tables
 
 
+def lookup_indexes() -> list[str]:
+    """The names of the indexes migration 0028 creates."""
+    [sql] = [sql for version, _, sql in migrations() if version == LOOKUP_MIGRATION]
+    return re.findall(r"CREATE INDEX (\w+)", sql)
+
+
+def median_ms(run, repeat: int) -> tuple[float, object]:
+    """Median wall time of ``repeat`` warm calls of ``run`` (one call before, to page the tables in), and its
+    result."""
+    result = run()
+    seconds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = run()
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds) * 1000, result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10**7, help="rows of the largest core tables (items: a quarter)")
     parser.add_argument("--shard", type=int, default=25_000, help="items per result shard (18 rows each)")
     parser.add_argument("--memory", default="6GB", help="DuckDB memory_limit of the committer's connection")
     parser.add_argument("--out", type=Path, default=REPO / "bench/out/warehouse_scale")
+    parser.add_argument("--no-lookup-indexes", action="store_true",
+                        help="drop migration 0028's indexes before the fill (what they cost the committer)")
+    parser.add_argument("--repeat", type=int, default=3, help="warm runs per query (the median is printed)")
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
@@ -138,6 +167,9 @@ def main() -> int:
     lingering.__enter__()
     with wh.transaction() as con:
         con.execute(f"SET memory_limit = '{args.memory}'")
+        if args.no_lookup_indexes:
+            for index in lookup_indexes():
+                con.execute(f"DROP INDEX {index}")
     load_before = os.getloadavg()
     write_s = write_cpu = commit_s = commit_cpu = 0.0
     rows = shards = 0
@@ -177,28 +209,31 @@ def main() -> int:
     with wh.transaction() as con:
         for name, sql in QUERIES.items():
             params = [image] if "?" in sql else []
-            con.execute(sql, params).fetchall()  # warm: the first read pages the tables in
-            t0 = time.perf_counter()
-            result = con.execute(sql, params).fetchall()
-            timings[name] = (time.perf_counter() - t0, len(result))
+            timings[name] = median_ms(lambda: con.execute(sql, params).fetchall(), args.repeat)
+        timings["provenance walk (one image)"] = median_ms(lambda: provenance_rows(con, image), args.repeat)
+        walked = [tuple(row[c] for c in COLUMNS) for row in timings["provenance walk (one image)"][1]]
+        assert walked == timings["provenance(one image)"][1], "the walk's rows differ from the macro's"
+        indexes = {name for (name,) in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
     lingering.__exit__(None, None, None)
     size = wh.path.stat().st_size + sum(p.stat().st_size for p in wh.path.parent.glob(wh.path.name + ".wal"))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     print(f"\nitems {items:,} in {shards} shards of {args.shard:,}; load average before {load_before[0]:.2f}, "
-          f"after {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
+          f"after {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; migration 0028's indexes "
+          + ("present" if set(lookup_indexes()) <= indexes else "dropped"))
     print("rows per table: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()))
     print(f"write shards (worker side): {rows / write_s:,.0f} rows/s wall, {write_cpu:,.1f} s CPU for {write_s:,.1f} s")
     print(f"commit (committer):         {rows / commit_s:,.0f} rows/s, {shards / commit_s:.2f} shards/s wall; "
           f"{rows / commit_cpu:,.0f} rows per CPU-second ({commit_cpu:,.1f} s CPU for {commit_s:,.1f} s)")
     print(f"commit of a shard already in the ledger: {again_s * 1000:.0f} ms")
-    for name, (seconds, n) in timings.items():
-        print(f"  {name:<34} {seconds * 1000:>9.1f} ms  ({n} rows)")
+    for name, (ms, result) in timings.items():
+        print(f"  {name:<34} {ms:>9.1f} ms  ({len(result)} rows; median of {args.repeat})")
     print(f"warehouse file {size / 2**30:.2f} GiB ({size / max(rows, 1):.0f} bytes per row); peak RSS {peak / 2**30:.2f} GiB")
     print(json.dumps({"items": items, "rows": rows, "shards": shards, "commit_rows_per_s": rows / commit_s,
                       "commit_rows_per_cpu_s": rows / commit_cpu, "write_rows_per_s": rows / write_s,
-                      "queries_ms": {k: v[0] * 1000 for k, v in timings.items()}, "file_bytes": size,
-                      "peak_rss_bytes": peak, "load_before": load_before[0]}))
+                      "queries_ms": {k: v[0] for k, v in timings.items()}, "file_bytes": size,
+                      "peak_rss_bytes": peak, "load_before": load_before[0],
+                      "lookup_indexes": set(lookup_indexes()) <= indexes}))
     return 0
 
 
