@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dagster import AssetSelection, Definitions, define_asset_job
 
+from assets.image_pool.shards import WHOLE_POOL
 from pipelines.config import build_resources, config_path, load_config, pipeline_modules
 from pipelines.console_log import console_logger
 from pipelines.executor import executor_definition
@@ -17,6 +18,7 @@ full_rebuild_job = define_asset_job(
     name="full_rebuild_job",
     selection=AssetSelection.all(),
     description="Every asset of the code location, in dependency order; unchanged inputs are skipped.",
+    tags=WHOLE_POOL,  # every shard of the pool's partitioned assets (assets/image_pool/shards.py)
 )
 
 

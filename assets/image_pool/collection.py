@@ -1,6 +1,6 @@
 """Collection: provenance records from manifests and folders, then the bytes behind each record."""
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
@@ -23,7 +23,9 @@ from assets.image_pool.logic.sources import (
     scan_folder,
     source_row,
 )
+from assets.image_pool.logic.shards import in_shards
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.shards import PER_SHARD, covered_shards
 from assets.image_pool.store import (
     REKEY_SCOPE,
     SOURCE_STAGE,
@@ -197,6 +199,7 @@ class Fetched:
     code_version="2",
     deps=[source_records, AssetKey("reddit_post_images")],
     description="The original bytes of every valid record (manifests, folders, Reddit post images), fetched politely and stored content-addressed; every attempt logged; a locator failing transiently in fetch.max_attempt_runs runs is given up.",
+    **PER_SHARD,
 )
 def fetched_files(
     context: AssetExecutionContext,
@@ -210,7 +213,7 @@ def fetched_files(
     fetcher = http_fetcher.get_fetcher(base_dir=wh.root)  # local locators are names relative to the root
     params = {"fetch": http_fetcher.model_dump()}
     with recorded_step(context, wh, params) as step:
-        pending = _pending_locators(step)
+        pending = _pending_locators(step, covered_shards(context, step))
         step.counts["locators_pending"] = len(pending)
         run_items(step, FETCH_STAGE, pending, partial(_fetch_locator, fetcher, store, http_fetcher.max_attempt_runs),
                   _write_fetches, batch_size=pool.batch_size, workers=fetcher.max_workers, record_rejections=False)
@@ -218,9 +221,11 @@ def fetched_files(
     return step.result()
 
 
-def _pending_locators(step: Step) -> list[Item[PendingLocator]]:
+def _pending_locators(step: Step, shards: Collection[str] | None = None) -> list[Item[PendingLocator]]:
     """One item per locator whose records are neither fetched nor rejected for good, ordered round-robin across
-    hosts. A record quarantined as ``internal_error`` stays listed: the loop skips it until the code changes."""
+    hosts; with ``shards``, only the locators of those shards (a locator is in the shard of its smallest pending
+    record id, the item's key). A record quarantined as ``internal_error`` stays listed: the loop skips it until the
+    code changes."""
     with step.batch() as log:
         pending = log.con.execute(
             "SELECT r.record_id, r.locator FROM source_record r"
@@ -231,6 +236,7 @@ def _pending_locators(step: Step) -> list[Item[PendingLocator]]:
         records: dict[str, list[str]] = {}
         for record_id, locator in pending:
             records.setdefault(locator, []).append(record_id)
+        records = {locator: ids for locator, ids in records.items() if in_shards(ids[0], shards)}
         with registered(log.con, "_aesforge_pending", pd.DataFrame({"locator": list(records)}, dtype=object)):
             failed = log.con.execute(
                 "SELECT locator, started_at, reason_code, detail, n_attempts, duration_ms FROM fetch_failed_run"

@@ -5,6 +5,7 @@ from dagster import AssetSelection, ScheduleDefinition, define_asset_job
 import assets.image_pool as package
 from assets.core.pipeline_package import package_definitions
 from assets.image_pool.manifest_sensor import manifest_change_sensor
+from assets.image_pool.shards import WHOLE_POOL
 
 GROUP = "image_pool"
 
@@ -12,6 +13,7 @@ image_pool_job = define_asset_job(
     name="image_pool_job",
     selection=AssetSelection.groups(GROUP),
     description="Collect, normalise, filter and de-duplicate the shared image pool; unchanged inputs are skipped.",
+    tags=WHOLE_POOL,  # every shard unless a run names its own (assets/image_pool/shards.py)
 )
 
 weekly_image_pool_rebuild = ScheduleDefinition(

@@ -5,8 +5,10 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.image_pool.logic.clarity import ClarityRules, clarity_reason
 from assets.image_pool.logic.images import FilterRules, filter_reason
+from assets.image_pool.logic.shards import shard_of
 from assets.image_pool.normalization import normalized_images
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.shards import PER_SHARD, covered_shards
 from assets.image_pool.store import write_pool_candidates
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
@@ -38,6 +40,7 @@ def _measured(value: float | None) -> float | None:
     code_version="3",
     deps=[normalized_images],
     description="Every decoded record judged against the filters (license allow-list, size, aspect, blank, blurred, noisy, badly exposed); rejections keep their reason and measured value.",
+    **PER_SHARD,
 )
 def pool_candidates(
     context: AssetExecutionContext, warehouse: WarehouseResource, pool: PoolSettings
@@ -59,6 +62,9 @@ def pool_candidates(
             " ORDER BY r.record_id",
             [rule_digest],
         )
+        shards = covered_shards(context, step)
+        if shards is not None:
+            pending = pending[pending["record_id"].map(shard_of).isin(shards)]
         step.counts["records_pending"] = len(pending)
         items = (
             Item(row.record_id, row.locator, digest_of([row.image_id, row.license, rule_digest]), row)

@@ -18,7 +18,9 @@ from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
 from assets.core.worker_processes import CpuPool
 from assets.image_pool.logic.images import MeasuredFile, measure_file
+from assets.image_pool.logic.shards import shard_of
 from assets.image_pool.settings import PoolSettings
+from assets.image_pool.shards import PER_SHARD, covered_shards
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
@@ -62,6 +64,7 @@ def normalize_file(store: BlobStore, item: Item[str], max_pixels: int, cpu: CpuP
     code_version="4",
     deps=[fetched_files],
     description="Upright RGB images decoded from fetched files (originals kept, no decoded copy), with size, spread, frames and perceptual signature.",
+    **PER_SHARD,
 )
 def normalized_images(
     context: AssetExecutionContext,
@@ -74,15 +77,20 @@ def normalized_images(
     max_pixels = pool.filters.max_pixels
     with recorded_step(context, wh, {"max_pixels": max_pixels}) as step:
         pending = wh.query(
-            "SELECT b.sha256, min(r.locator) AS locator FROM file_blob b"
+            "SELECT b.sha256, min(r.locator) AS locator, min(f.record_id) AS first_record FROM file_blob b"
             " LEFT JOIN record_file f ON f.file_sha256 = b.sha256 LEFT JOIN source_record r USING (record_id)"
             " WHERE NOT EXISTS (SELECT 1 FROM file_decode d WHERE d.file_sha256 = b.sha256)"
             " GROUP BY b.sha256 ORDER BY b.sha256"
         )
+        shards = covered_shards(context, step)
+        if shards is not None:  # a file is in the shard of the smallest record id naming it (its own id's if none)
+            owners = (record if isinstance(record, str) else entity_id("file", sha)
+                      for sha, record in zip(pending["sha256"], pending["first_record"]))
+            pending = pending.loc[[shard_of(owner) in shards for owner in owners]]
         step.counts["files_pending"] = len(pending)
         items = (
             Item(entity_id("file", sha), locator or store.uri(sha), sha, sha)
-            for sha, locator in pending.itertuples(index=False)
+            for sha, locator, _ in pending.itertuples(index=False)
         )
         cores = pool.worker_process_count()
         with CpuPool(cores) as cpu:

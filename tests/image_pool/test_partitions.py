@@ -1,0 +1,79 @@
+"""The pool's per-item assets partitioned by shard of their source records, through real materializations: a
+partition run does only its shard's records, a rerun of it changes nothing, and shards built one run at a time then
+clustered give the rows an unpartitioned run gives."""
+
+import os
+from pathlib import Path
+
+from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
+
+from assets.image_pool.logic.shards import shard_keys, shard_of
+from assets.image_pool.shards import shard_range_tags
+from pipelines.config import load_config
+from pipelines.definitions import build_definitions
+from tests.cluster.test_distributed_run import IMAGES, corpus, stable_rows  # noqa: F401 (corpus: a fixture)
+from tests.support.pool_harness import run_pool, snapshot, step_summaries, warehouse_for, write_config
+
+PER_SHARD = ["fetched_files", "normalized_images", "pool_candidates"]
+CROSS_SHARD = ["perceptual_duplicates", "image_pool"]  # CLIP and the model filters are not configured here
+
+
+def _config(folder: Path, corpus: Path) -> Path:
+    """A pool over ``corpus``; every config folder sits at the same depth beside it, so the records' ids agree."""
+    pool = {"folders": [{"path": os.path.relpath(corpus, folder), "provider": "t", "license": "CC0-1.0",
+                         "domain": "painting"}], "batch_size": 3}
+    return write_config(folder, pool)
+
+
+def _run(config: Path, select: list[str], shards: str | None = None) -> ExecuteInProcessResult:
+    """``select`` of the pool job, for the shards ``shards`` names (``3``, ``0..7``: one run), or all of them."""
+    tags = shard_range_tags(shard_keys(shards)) if shards else None  # a job's tags are the whole pool's range
+    job = build_definitions(load_config(config)).resolve_job_def("image_pool_job")
+    result = job.execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False, tags=tags,
+                                    asset_selection=[AssetKey(name) for name in select])
+    assert result.success
+    return result
+
+
+def _ids(config: Path, sql: str) -> set[str]:
+    return set(warehouse_for(config).query(sql).iloc[:, 0])
+
+
+def test_shard_by_shard_then_cross_shard_gives_the_unpartitioned_rows(tmp_path_factory, corpus):
+    unpartitioned = _config(tmp_path_factory.mktemp("all"), corpus)
+    everything = run_pool(unpartitioned, ["source_records", *PER_SHARD, *CROSS_SHARD])
+    assert everything.success
+    summaries = step_summaries(warehouse_for(unpartitioned), everything.run_id)
+    assert {summaries[name]["shards"] for name in PER_SHARD} == {"all"}  # no key: every record, as before
+    expected = stable_rows(unpartitioned)
+    assert len(expected["pool_candidate"]) == IMAGES + 1
+
+    config = _config(tmp_path_factory.mktemp("sharded"), corpus)
+    _run(config, ["source_records"])
+    records = _ids(config, "SELECT record_id FROM source_record")
+    shard = shard_of(min(records))
+    own = {record for record in records if shard_of(record) == shard}
+    assert own != records  # the other records lie in other shards
+
+    first = _run(config, PER_SHARD, shards=shard)
+    assert _ids(config, "SELECT record_id FROM record_file") == own
+    assert _ids(config, "SELECT record_id FROM pool_candidate") == own
+    assert _ids(config, "SELECT d.file_sha256 FROM file_decode d") == _ids(
+        config, "SELECT file_sha256 FROM record_file")  # decoded: the files of its records, no other
+    summaries = step_summaries(warehouse_for(config), first.run_id)
+    assert {summaries[name]["shards"] for name in PER_SHARD} == {shard}
+    assert summaries["pool_candidates"]["records_pending"] == len(own)
+
+    before = snapshot(warehouse_for(config))
+    again = _run(config, PER_SHARD, shards=shard)  # nothing of its shard is left to do
+    assert snapshot(warehouse_for(config)) == before
+    summaries = step_summaries(warehouse_for(config), again.run_id)
+    assert (summaries["fetched_files"]["locators_pending"], summaries["normalized_images"]["files_pending"],
+            summaries["pool_candidates"]["records_pending"]) == (0, 0, 0)
+
+    rest = _run(config, PER_SHARD, shards="0..f")  # the whole key space in one run: the other shards' items
+    summaries = step_summaries(warehouse_for(config), rest.run_id)
+    assert {summaries[name]["shards"] for name in PER_SHARD} == {"all"}
+    assert summaries["pool_candidates"]["records_pending"] == len(records - own)
+    _run(config, CROSS_SHARD)
+    assert stable_rows(config) == expected
