@@ -4,12 +4,14 @@ from dagster import AssetSelection, ScheduleDefinition, define_asset_job
 
 import assets.photocritique as package
 from assets.core.pipeline_package import package_definitions
+from assets.image_pool.shards import WHOLE_POOL
 
 GROUP = "photocritique"
 
 photocritique_job = define_asset_job(
     name="photocritique_job",
     selection=AssetSelection.groups(GROUP).upstream(),
+    tags=WHOLE_POOL,  # its upstream holds the pool's partitioned assets: every shard of them
     description="Rebuild the r/photocritique reference set: posts and comments, their images through the pool,"
     " the benchmark's filters, the ranked references and the export.",
 )

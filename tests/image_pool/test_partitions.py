@@ -8,7 +8,7 @@ from pathlib import Path
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
 
 from assets.image_pool.logic.shards import shard_keys, shard_of
-from assets.image_pool.shards import shard_range_tags
+from assets.image_pool.shards import WHOLE_POOL, shard_range_tags
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from tests.cluster.test_distributed_run import IMAGES, corpus, stable_rows  # noqa: F401 (corpus: a fixture)
@@ -77,3 +77,14 @@ def test_shard_by_shard_then_cross_shard_gives_the_unpartitioned_rows(tmp_path_f
     assert summaries["pool_candidates"]["records_pending"] == len(records - own)
     _run(config, CROSS_SHARD)
     assert stable_rows(config) == expected
+
+
+def test_every_job_reaching_the_pool_shards_runs_all_of_them_unless_told_otherwise(tmp_path):
+    """A run with no partition at all fails in Dagster 1.13 once a partitioned asset reads another one, so each job
+    whose selection holds the pool's per-shard assets carries the whole key range as its tags."""
+    defs = build_definitions(load_config(_config(tmp_path / "cfg", tmp_path / "images")))
+    graph = defs.resolve_asset_graph()
+    sharded = {job.name for job in defs.resolve_all_job_defs() if not job.name.startswith("__")
+               and any(graph.get(key).partitions_def is not None for key in job.asset_layer.selected_asset_keys)}
+    assert {"image_pool_job", "full_rebuild_job", "photocritique_job"} <= sharded
+    assert all(WHOLE_POOL.items() <= defs.resolve_job_def(name).tags.items() for name in sharded)

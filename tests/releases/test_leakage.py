@@ -26,6 +26,7 @@ from dagster import (AssetCheckKey, AssetKey, AssetSelection, DagsterInstance, D
                      define_asset_job)
 from PIL import Image, ImageEnhance
 
+from assets.image_pool.shards import WHOLE_POOL
 from assets.releases.report import report
 from assets.releases.store import excluded_images
 from pipelines.config import ConfigError, load_config
@@ -67,7 +68,7 @@ def _config(folder: Path, archive: Path, expected: dict, generator_url: str | No
 
 
 def _selected(config: Path, selection: AssetSelection) -> ExecuteInProcessResult:
-    job = define_asset_job("selected_here", selection=selection)
+    job = define_asset_job("selected_here", selection=selection, tags=WHOLE_POOL)  # every shard of the pool
     defs = Definitions.merge(build_definitions(load_config(config)), Definitions(jobs=[job]))
     return defs.resolve_job_def("selected_here").execute_in_process(instance=DagsterInstance.ephemeral(), raise_on_error=False)
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from dagster import AssetKey, AssetSelection, DagsterInstance, Definitions, define_asset_job
 
+from assets.image_pool.shards import WHOLE_POOL
 from pipelines.cli import make_sample
 from pipelines.config import SAMPLE_CONFIG, load_config
 from pipelines.definitions import build_definitions
@@ -66,7 +67,7 @@ def _write_config(path: Path, **warehouse: str) -> None:
 def _run(config: Path) -> None:
     selection = AssetSelection.assets(*(AssetKey(name) for name in SELECTION)).without_checks()
     defs = Definitions.merge(build_definitions(load_config(config)),
-                             Definitions(jobs=[define_asset_job("location_independence", selection)]))
+                             Definitions(jobs=[define_asset_job("location_independence", selection, tags=WHOLE_POOL)]))
     result = defs.resolve_job_def("location_independence").execute_in_process(instance=DagsterInstance.ephemeral(),
                                                                               raise_on_error=False)
     assert result.success, [e.step_failure_data.error.message for e in result.all_events if e.is_step_failure]
