@@ -14,11 +14,12 @@ image_file, the rejection summary), the keyed walk that command runs since migra
 (``warehouse.provenance_walk``; its rows checked equal to the macro's), and a committer pass over a shard it has
 seen (nothing new). ``--no-lookup-indexes`` drops migration 0028's indexes before the fill, to measure what they
 cost the committer (the walk then scans). Prints shard write and commit throughput (rows/s, shards/s, process CPU
-and wall), query times (median of ``--repeat`` warm runs), the file's size and the peak RSS. See bench/README.md.
+and wall), query times (median wall and process CPU of ``--repeat`` warm runs), the file's size and the peak RSS. See bench/README.md.
 
     python bench/warehouse_scale.py --rows 400000 --out bench/out/warehouse_scale      # smoke run, about a minute
     python bench/warehouse_scale.py --out bench/out/warehouse_scale                    # 10^7 entities, 2.5 10^6 items
     python bench/warehouse_scale.py --rows 2000000 --no-lookup-indexes --out bench/out/warehouse_scale_bare
+    python bench/warehouse_scale.py --queries-only --repeat 9 --out bench/out/warehouse_scale   # time the queries again
 """
 
 from __future__ import annotations
@@ -134,16 +135,40 @@ def lookup_indexes() -> list[str]:
     return re.findall(r"CREATE INDEX (\w+)", sql)
 
 
-def median_ms(run, repeat: int) -> tuple[float, object]:
-    """Median wall time of ``repeat`` warm calls of ``run`` (one call before, to page the tables in), and its
-    result."""
+def median_ms(run, repeat: int) -> tuple[float, float, list]:
+    """Median wall and process-CPU milliseconds of ``repeat`` warm calls of ``run`` (one call before, to page the
+    tables in), and its result. CPU counts DuckDB's threads too, and is what the load on a shared machine leaves
+    least changed."""
     result = run()
-    seconds = []
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = run()
-        seconds.append(time.perf_counter() - t0)
-    return statistics.median(seconds) * 1000, result
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall) * 1000, statistics.median(cpu) * 1000, result
+
+
+def time_queries(wh: Warehouse, repeat: int) -> tuple[dict[str, tuple[float, float, list]], bool]:
+    """The queries and the keyed walk on the middle item's image (the walk's rows checked equal to the macro's),
+    and whether migration 0028's indexes are there."""
+    items = wh.scalar("SELECT count(*) FROM image")
+    image = wh.scalar("SELECT image_id FROM image WHERE pixel_sha256 = sha256('pixels ' || ?)", [items // 2])
+    timings = {}
+    with wh.transaction() as con:
+        for name, sql in QUERIES.items():
+            params = [image] if "?" in sql else []
+            timings[name] = median_ms(lambda: con.execute(sql, params).fetchall(), repeat)
+        timings["provenance walk (one image)"] = median_ms(lambda: provenance_rows(con, image), repeat)
+        walked = [tuple(row[c] for c in COLUMNS) for row in timings["provenance walk (one image)"][2]]
+        assert walked == timings["provenance(one image)"][2], "the walk's rows differ from the macro's"
+        indexes = {name for (name,) in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    return timings, set(lookup_indexes()) <= indexes
+
+
+def print_timings(timings: dict[str, tuple[float, float, list]], repeat: int) -> None:
+    for name, (wall_ms, cpu_ms, result) in timings.items():
+        print(f"  {name:<34} {wall_ms:>9.1f} ms wall {cpu_ms:>9.1f} ms CPU  ({len(result)} rows; median of {repeat})")
 
 
 def main() -> int:
@@ -155,7 +180,20 @@ def main() -> int:
     parser.add_argument("--no-lookup-indexes", action="store_true",
                         help="drop migration 0028's indexes before the fill (what they cost the committer)")
     parser.add_argument("--repeat", type=int, default=3, help="warm runs per query (the median is printed)")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="time the queries again on the warehouse an earlier run left in --out")
     args = parser.parse_args()
+    if args.queries_only:
+        wh = Warehouse(args.out / "warehouse.duckdb")
+        load_before = os.getloadavg()
+        timings, indexed = time_queries(wh, args.repeat)
+        print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}; migration 0028's indexes "
+              + ("present" if indexed else "dropped"))
+        print_timings(timings, args.repeat)
+        print(json.dumps({"queries_ms": {k: v[0] for k, v in timings.items()},
+                          "queries_cpu_ms": {k: v[1] for k, v in timings.items()}, "load_before": load_before[0],
+                          "lookup_indexes": indexed}))
+        return 0
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     wh = Warehouse(args.out / "warehouse.duckdb")
@@ -204,36 +242,26 @@ def main() -> int:
     again_s = time.perf_counter() - t0
     assert again.already and not again.committed
 
-    image = wh.scalar("SELECT image_id FROM image WHERE pixel_sha256 = sha256('pixels ' || ?)", [items // 2])
-    timings = {}
-    with wh.transaction() as con:
-        for name, sql in QUERIES.items():
-            params = [image] if "?" in sql else []
-            timings[name] = median_ms(lambda: con.execute(sql, params).fetchall(), args.repeat)
-        timings["provenance walk (one image)"] = median_ms(lambda: provenance_rows(con, image), args.repeat)
-        walked = [tuple(row[c] for c in COLUMNS) for row in timings["provenance walk (one image)"][1]]
-        assert walked == timings["provenance(one image)"][1], "the walk's rows differ from the macro's"
-        indexes = {name for (name,) in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    timings, indexed = time_queries(wh, args.repeat)
     lingering.__exit__(None, None, None)
     size = wh.path.stat().st_size + sum(p.stat().st_size for p in wh.path.parent.glob(wh.path.name + ".wal"))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     print(f"\nitems {items:,} in {shards} shards of {args.shard:,}; load average before {load_before[0]:.2f}, "
           f"after {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; migration 0028's indexes "
-          + ("present" if set(lookup_indexes()) <= indexes else "dropped"))
+          + ("present" if indexed else "dropped"))
     print("rows per table: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()))
     print(f"write shards (worker side): {rows / write_s:,.0f} rows/s wall, {write_cpu:,.1f} s CPU for {write_s:,.1f} s")
     print(f"commit (committer):         {rows / commit_s:,.0f} rows/s, {shards / commit_s:.2f} shards/s wall; "
           f"{rows / commit_cpu:,.0f} rows per CPU-second ({commit_cpu:,.1f} s CPU for {commit_s:,.1f} s)")
     print(f"commit of a shard already in the ledger: {again_s * 1000:.0f} ms")
-    for name, (ms, result) in timings.items():
-        print(f"  {name:<34} {ms:>9.1f} ms  ({len(result)} rows; median of {args.repeat})")
+    print_timings(timings, args.repeat)
     print(f"warehouse file {size / 2**30:.2f} GiB ({size / max(rows, 1):.0f} bytes per row); peak RSS {peak / 2**30:.2f} GiB")
     print(json.dumps({"items": items, "rows": rows, "shards": shards, "commit_rows_per_s": rows / commit_s,
                       "commit_rows_per_cpu_s": rows / commit_cpu, "write_rows_per_s": rows / write_s,
-                      "queries_ms": {k: v[0] for k, v in timings.items()}, "file_bytes": size,
-                      "peak_rss_bytes": peak, "load_before": load_before[0],
-                      "lookup_indexes": set(lookup_indexes()) <= indexes}))
+                      "queries_ms": {k: v[0] for k, v in timings.items()},
+                      "queries_cpu_ms": {k: v[1] for k, v in timings.items()}, "file_bytes": size,
+                      "peak_rss_bytes": peak, "load_before": load_before[0], "lookup_indexes": indexed}))
     return 0
 
 
