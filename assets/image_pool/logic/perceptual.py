@@ -56,6 +56,7 @@ from PIL import Image, ImageOps
 from scipy import ndimage, sparse
 
 from assets.image_pool.logic.hamming_index import Hits, MultiIndexHammingIndex
+from assets.image_pool.logic.lattice import Lattice, LatticeBounds, LatticeIndex, lattice_vectors, nearest
 
 K = TypeVar("K", bound=Hashable)
 
@@ -182,9 +183,26 @@ class PerceptualSignature:
         return self.thumb_texture.astype(np.float32)
 
     @cached_property
+    def texture_luma(self) -> float:
+        """Mean grey level of the texture square."""
+        return float(self.texture.mean())
+
+    @cached_property
+    def texture_contrast(self) -> float:
+        """Standard deviation of the texture square's high-pass (the pattern's contrast)."""
+        return float(high_pass(self.texture, _TEXTURE_BLUR).std())
+
+    @cached_property
     def periodicity(self) -> float:
         """:func:`periodicity` of the texture square, computed once per signature (only where a pair needs it)."""
         return periodicity(self.texture)
+
+    @cached_property
+    def lattice(self) -> Lattice:
+        """The lattice route's key: the texture square's lattice vectors, the mean colour and grey level, the contrast."""
+        cb, cr = self.thumb_chroma.reshape(2, -1).mean(axis=1).tolist()
+        return Lattice(lattice_vectors(self.thumb_texture, self.aspect), (cb, cr), self.texture_luma,
+                       self.texture_contrast)
 
     @cached_property
     def chroma(self) -> np.ndarray:
@@ -398,13 +416,31 @@ class PerceptualParams:
     edit_min_share: float = 0.01  # locally edited pixels: at least this share of the overlap ...
     edit_max_share: float = 0.15  # ... and at most this (more is a global change, not an overlay)
     edit_min_structure_ratio: float = 1.3  # fine structure there, edited side over the other, to name a side
-    min_texture_periodicity: float = 0.5  # both texture squares must repeat (:func:`periodicity`)
+    min_texture_periodicity: float = 0.45  # both texture squares must repeat (:func:`periodicity`); the lattice route too
     min_texture_correlation: float = 0.92  # texture squares' high-pass correlation (:func:`verify_texture`)
     min_texture_chroma_cosine: float = 0.5  # colour cells spanning a repeat blur; a hue turned >= 60 deg still fails
+    texture_trim_fraction: float = 0.05  # share of worst-agreeing texture-square pixels ignored (a label's edges)
+    # another palette in the same weave correlates as well in grey high-pass; its contrast and brightness differ
+    # (bench/dedup.py --hard: copies within 1.13x and 4 grey levels, other textures 1.18x and 5.7 levels apart at least)
+    max_texture_contrast_ratio: float = 1.25  # texture squares' high-pass standard deviations, either way
+    max_texture_luma_shift: float = 12.0  # texture squares' mean grey levels (0..255)
     # scale x rotation steps around the frame tests' alignment (a crop window's scale is up to 2.5 % off; at 2 %
     # the repeats at the square's edge are a third of a period out of step for 8 repeats)
     texture_refine_scale: tuple[float, ...] = (0.97, 0.985, 1.0, 1.015, 1.03)
     texture_refine_degrees: tuple[float, ...] = (-1.5, 0.0, 1.5)
+    # the lattice route (:mod:`~assets.image_pool.logic.lattice`): candidates among images whose squares repeat
+    lattice_neighbours: int = 8  # at most this many candidates a periodic image, nearest lattice first
+    lattice_max_scale: float = 1.6  # periods may differ this much either way (a turn zoomed to fill: up to 1.45)
+    lattice_max_degrees: float = 16.0  # lattice angles may differ this much (turns up to 12 degrees)
+    lattice_max_colour: float = 24.0  # mean (Cb, Cr) may differ this much
+    # scale x rotation steps around the two lattices' hypothesis (its scale is a percent or two off)
+    lattice_refine_scale: tuple[float, ...] = (0.955, 0.97, 0.985, 1.0, 1.015, 1.03, 1.045)
+    lattice_refine_degrees: tuple[float, ...] = (-1.5, 0.0, 1.5)
+
+    @property
+    def lattice_bounds(self) -> LatticeBounds:
+        return LatticeBounds(self.lattice_max_scale, self.lattice_max_degrees, self.lattice_max_colour,
+                             self.max_texture_luma_shift, self.max_texture_contrast_ratio)
 
 
 @dataclass(frozen=True)
@@ -413,7 +449,7 @@ class PerceptualMatch(Generic[K]):
 
     a: K
     b: K
-    method: str  # "phash" | "dhash" | "phash_mirror" | "crop_window" | "rotation" | "texture" (verify_texture)
+    method: str  # "phash" | "dhash" | "phash_mirror" | "crop_window" | "rotation" | "texture" | "lattice" (verify_texture)
     distance: int  # Hamming bits of the retrieving hash pair
     score: float  # best aligned luminance correlation ("texture": the texture squares' high-pass correlation)
     covered_a: float = 1.0  # share of a's frame that b shows (below 1: b is a crop of a)
@@ -709,7 +745,8 @@ def _texture_onto(a: PerceptualSignature, b: PerceptualSignature, alignments: li
     return _bilinear(a.texture, (u - 0.5) * a.aspect / side_a + 0.5, (v - 0.5) / side_a + 0.5)
 
 
-def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, params: PerceptualParams) -> Verdict | None:
+def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, params: PerceptualParams,
+                   scales: tuple[float, ...] | None = None, degrees: tuple[float, ...] | None = None) -> Verdict | None:
     """The texture route: whether B shows A's pattern near alignment ``near``, judged on the texture squares.
 
     Why: a copy cropped or turned from a periodic pattern (stripes, checks, plaid) of a few repeats is lost by
@@ -719,18 +756,15 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     moves each scale x rotation step of ``near`` onto the nearest repeat (any repeat is a right answer for a
     periodic pattern); the high-pass squares must then correlate (another weave in the same palette does not).
     Colour is compared as the mean over the shared cells, which a pattern's phase does not move.  None when a
-    test fails.
+    test fails.  ``scales`` and ``degrees`` (default: ``params.texture_refine_*``) are the steps around ``near``.
     """
     if near.mirror or near.stretch != 1.0:
         return None  # with a mirror or a stretch any two checks of one palette align; such copies keep their phase
+    if not params.lattice_bounds.same_tone(a.texture_luma, b.texture_luma, a.texture_contrast, b.texture_contrast):
+        return None  # the same weave in another palette: shapes alike, contrast or brightness not
     if min(a.periodicity, b.periodicity) < params.min_texture_periodicity:
         return None  # not a repeating pattern: the frame tests are the judges (look-alike renders pass the squares)
-    fields = chroma_fields(a, b, near, params)
-    if fields.sampled.shape[1] == 0 or fields.cosine(params) < params.min_texture_chroma_cosine:
-        return None
-    if float(np.linalg.norm(fields.sampled.mean(axis=1) - fields.target.mean(axis=1))) > params.recoloured_cell_chroma:
-        return None
-    steps = _grid(near, params.texture_refine_scale, params.texture_refine_degrees, [0.0])
+    steps = _grid(near, scales or params.texture_refine_scale, degrees or params.texture_refine_degrees, [0.0])
     sampled, inside = _texture_onto(a, b, steps)
     shape = (TEXTURE_SIDE, TEXTURE_SIDE)
     pixel = min(b.aspect, 1.0) / TEXTURE_SIDE  # one texture-square pixel of B, in height-normalised units
@@ -741,12 +775,17 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     sampled, inside = _texture_onto(a, b, moved)
     structure_a = high_pass(sampled.reshape(-1, *shape).astype(np.float32), _TEXTURE_BLUR).reshape(len(moved), -1)
     structure_b = high_pass(b.texture, _TEXTURE_BLUR).reshape(1, -1)
-    scores = _trimmed_ncc(structure_a, structure_b, inside, params.structure_trim_fraction)
+    scores = _trimmed_ncc(structure_a, structure_b, inside, params.texture_trim_fraction)
     i = int(np.argmax(scores))
     if scores[i] < params.min_texture_correlation:
         return None
     shared, overlap = (float(x[0]) for x in _correlations(a, b, [moved[i]], params))
     if shared == -1.0:  # too little of either frame inside the other
+        return None
+    fields = chroma_fields(a, b, moved[i], params)  # where the pattern lines up (a label's colour cell with it)
+    if fields.sampled.shape[1] == 0 or fields.cosine(params) < params.min_texture_chroma_cosine:
+        return None
+    if float(np.linalg.norm(fields.sampled.mean(axis=1) - fields.target.mean(axis=1))) > params.recoloured_cell_chroma:
         return None
     return Verdict(True, float(scores[i]), overlap, float("nan"), float(scores[i]), moved[i], True, texture=True)
 
@@ -863,7 +902,7 @@ class _Hint:
     alignment: Alignment
 
 
-_METHOD_ORDER = {"phash": 0, "dhash": 1, "phash_mirror": 2, "crop_window": 3, "rotation": 4}
+_METHOD_ORDER = {"phash": 0, "dhash": 1, "phash_mirror": 2, "crop_window": 3, "rotation": 4, "lattice": 5}
 
 
 _N_WINDOWS = len(WINDOW_SCALES) * len(WINDOW_ANCHORS)
@@ -945,10 +984,11 @@ def _hints_from(frame_hits: Hits, view_hits: Hits, b: PerceptualSignature, aspec
 
 def _first_verified(key_a: K, key_b: K, a: PerceptualSignature, b: PerceptualSignature, hints: list[_Hint],
                     p: PerceptualParams) -> PerceptualMatch[K] | None:
-    """Verify B against A from each distinct hypothesis, most reliable first; the first that passes is the match."""
+    """Verify B against A from each distinct hypothesis, most reliable first; the first that passes is the match.
+    The lattice route's hypotheses come last and only go to the texture route (:func:`_verify_lattice`)."""
     tried: set[Alignment] = set()
     for hint in sorted(hints, key=lambda h: (_METHOD_ORDER[h.method], h.distance)):
-        if hint.alignment in tried:
+        if hint.method == "lattice" or hint.alignment in tried:
             continue
         tried.add(hint.alignment)
         verdict = verify_pair(a, b, hint.alignment, p)
@@ -958,8 +998,32 @@ def _first_verified(key_a: K, key_b: K, a: PerceptualSignature, b: PerceptualSig
             return PerceptualMatch(key_a, key_b, method, hint.distance, round(verdict.correlation, 4), covered_a, covered_b,
                                    verdict.edited)
         if verdict.chroma_cosine < p.min_chroma_cosine:
-            return None  # aligned but differently coloured (NaN compares False): another geometry cannot fix colour
+            break  # aligned but differently coloured (NaN compares False): another geometry cannot fix colour
+    for hint in hints:
+        if hint.method == "lattice" and (found := _verify_lattice(a, b, hint.alignment, p)) is not None:
+            verdict, covered_a, covered_b = found
+            return PerceptualMatch(key_a, key_b, "lattice", hint.distance, round(verdict.correlation, 4), covered_a, covered_b)
     return None
+
+
+def _verify_lattice(a: PerceptualSignature, b: PerceptualSignature, near: Alignment,
+                    p: PerceptualParams) -> tuple[Verdict, float, float] | None:
+    """The texture route from a lattice hypothesis, B onto A and, failing that, A onto B; with the covered shares
+    (of A's frame, of B's frame).
+
+    Why both ways: the texture squares are each frame's centred square, so the part of the pattern they share
+    depends on which is sampled onto which; a crop's square sampled onto its original's scores 0.81-0.92 where
+    the other way scores 0.92-0.98 (bench/README.md).
+    """
+    verdict = verify_texture(a, b, near, p, p.lattice_refine_scale, p.lattice_refine_degrees)
+    if verdict is not None:
+        return verdict, *verdict.alignment.covered(verdict.overlap, a.aspect, b.aspect)
+    inverse = Alignment(scale=1.0 / near.scale, degrees=-near.degrees)
+    verdict = verify_texture(b, a, inverse, p, p.lattice_refine_scale, p.lattice_refine_degrees)
+    if verdict is None:
+        return None
+    covered_b, covered_a = verdict.alignment.covered(verdict.overlap, b.aspect, a.aspect)
+    return verdict, covered_a, covered_b
 
 
 def _pair_hits(query: list[int], radii: np.ndarray, indexed: list[int], slots: np.ndarray) -> Hits:
@@ -992,6 +1056,7 @@ def verify_candidates(candidates: list[Candidate[K]], params: PerceptualParams) 
 VerifyCandidates = Callable[[list[Candidate], PerceptualParams], list[PerceptualMatch | None]]
 
 
+LATTICE_HYPOTHESES = 2  # hypotheses verified per lattice candidate (pairs of lattice vectors), closest first
 CONFIRM_WIDEN_BITS = 6  # a pair already linked through a third image is looked up this many bits wider
 
 
@@ -1037,6 +1102,7 @@ class PerceptualMatcher(Generic[K]):
         self._keys: list[K] = []
         self._ids: dict[K, int] = {}
         self._aspect_milli = array("I")
+        self._lattices = LatticeIndex(self.params.lattice_bounds)
         self._batch: dict[K, PerceptualSignature] = {}
         self._cache: OrderedDict[K, PerceptualSignature] = OrderedDict()
 
@@ -1045,11 +1111,23 @@ class PerceptualMatcher(Generic[K]):
 
     def index_nbytes(self) -> int:
         """Bytes of the hash indexes and aspects (not the keys, nor cached thumbnails)."""
-        return self._frames.nbytes() + self._views.nbytes() + self._aspect_milli.itemsize * len(self._aspect_milli)
+        return (self._frames.nbytes() + self._views.nbytes() + self._aspect_milli.itemsize * len(self._aspect_milli)
+                + self._lattices.nbytes())
 
-    def _add(self, key: K, hashes: PerceptualHashes) -> None:
+    def periodic_indexed(self) -> int:
+        """How many indexed images take the lattice route (their texture squares repeat)."""
+        return len(self._lattices)
+
+    def _periodic(self, signature: PerceptualSignature) -> bool:
+        """Whether an image takes the lattice route: its texture square repeats and has a lattice."""
+        return signature.periodicity >= self.params.min_texture_periodicity and bool(signature.lattice.vectors)
+
+    def _add(self, key: K, hashes: PerceptualHashes, signature: PerceptualSignature | None = None) -> None:
+        """Index one image's hashes and, given its signature and periodic, its lattice."""
         if key in self._ids:
             raise ValueError(f"key {key!r} is already indexed")
+        if signature is not None and self._periodic(signature):
+            self._lattices.add(len(self._keys), signature.lattice)
         self._ids[key] = len(self._keys)
         self._keys.append(key)
         self._aspect_milli.append(hashes.aspect_milli)
@@ -1057,9 +1135,26 @@ class PerceptualMatcher(Generic[K]):
         self._views.add([*hashes.window_hashes, *hashes.centre_hashes, *hashes.derotated_hashes])
 
     def index_existing(self, items: Iterable[tuple[K, PerceptualHashes | PerceptualSignature]]) -> None:
-        """Index earlier runs' images; only their hashes stay in memory."""
+        """Index earlier runs' images; only their hashes (and, given as signatures, periodic ones' lattices) stay in
+        memory.  Images given as hashes alone are not lattice candidates of later images."""
         for key, item in items:
-            self._add(key, item.hashes if isinstance(item, PerceptualSignature) else item)
+            if isinstance(item, PerceptualSignature):
+                self._add(key, item.hashes, item)
+            else:
+                self._add(key, item)
+
+    def _with_lattice(self, hints: dict[int, list[_Hint]], signature: PerceptualSignature,
+                      before: list[tuple[LatticeIndex, int | None]]) -> dict[int, list[_Hint]]:
+        """``hints`` plus the lattice route's candidates of a periodic image among the periodic images of
+        ``before`` (each index with the ids it may offer: below the bound, or all), nearest first."""
+        if not self._periodic(signature):
+            return hints
+        lattice = signature.lattice
+        found = nearest([index.ranked(lattice, bound) for index, bound in before], self.params.lattice_neighbours)
+        for item, steps in found.items():
+            hints.setdefault(item, []).extend(_Hint("lattice", 0, Alignment(scale=scale, degrees=degrees))
+                                              for scale, degrees in steps[:LATTICE_HYPOTHESES])
+        return hints
 
     def _hints(self, b: PerceptualSignature) -> dict[int, list[_Hint]]:
         """Candidates (indexed ids) with the method, distance and geometric hypothesis of each retrieving lookup."""
@@ -1095,12 +1190,12 @@ class PerceptualMatcher(Generic[K]):
 
     def match_one(self, key: K, signature: PerceptualSignature) -> list[PerceptualMatch[K]]:
         """Verified matches of one new image against everything indexed; then index it."""
-        hints = self._hints(signature)
+        hints = self._with_lattice(self._hints(signature), signature, [(self._lattices, None)])
         signatures = self._signatures_for([self._keys[i] for i in hints])
         matches = [m for other_id, other_hints in hints.items()
                    if (m := _first_verified(self._keys[other_id], key, signatures[self._keys[other_id]], signature,
                                             other_hints, self.params)) is not None]
-        self._add(key, signature.hashes)
+        self._add(key, signature.hashes, signature)
         self._remember(key, signature)
         return matches
 
@@ -1143,11 +1238,16 @@ class PerceptualMatcher(Generic[K]):
         def key_of(item: int) -> K:
             return self._keys[item] if item < first else keys[item - first]
 
+        batch_lattices = LatticeIndex(self.params.lattice_bounds)
+        for i, (_, signature) in enumerate(items):
+            if self._periodic(signature):
+                batch_lattices.add(first + i, signature.lattice)
         self._batch.update(items)
         try:
             owners, candidates = [], []
             for i, (key, signature) in enumerate(items):
-                hints = _hints_from(frame_hits[i], view_hits[i], signature, aspect_milli, self.params)
+                hints = self._with_lattice(_hints_from(frame_hits[i], view_hits[i], signature, aspect_milli, self.params),
+                                           signature, [(self._lattices, None), (batch_lattices, first + i)])
                 signatures = self._signatures_for([key_of(other) for other in hints])
                 for other, other_hints in hints.items():
                     owners.append(i)
@@ -1161,7 +1261,7 @@ class PerceptualMatcher(Generic[K]):
             if match is not None:
                 results[i].append(match)
         for key, signature in items:
-            self._add(key, signature.hashes)
+            self._add(key, signature.hashes, signature)
             self._remember(key, signature)
         return results
 

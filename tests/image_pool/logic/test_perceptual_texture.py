@@ -130,10 +130,14 @@ def template_render(index: int) -> Image.Image:
 
 @pytest.mark.parametrize("pair", [(479, 1127), (938, 1304)])
 def test_distinct_renders_of_one_template_stay_apart_because_they_do_not_repeat(pair: tuple[int, int]) -> None:
-    """Their centred squares correlate ~0.95 once aligned: without the periodicity gate the texture route merges them."""
+    """Their centred squares correlate ~0.95 once aligned: without the periodicity gate and the tone test (grey level
+    and contrast) the texture route merges them; either alone keeps them apart."""
     a, b = (template_render(i) for i in pair)
     assert compute_signature(a).periodicity < PerceptualParams().min_texture_periodicity
-    assert matched(a, b, PerceptualParams(min_texture_periodicity=0.0)) == [("original", "copy", "texture")]
+    any_tone = {"max_texture_luma_shift": 255.0, "max_texture_contrast_ratio": 100.0}
+    assert matched(a, b, PerceptualParams(min_texture_periodicity=0.0, **any_tone)) == [("original", "copy", "texture")]
+    assert matched(a, b, PerceptualParams(min_texture_periodicity=0.0)) == []
+    assert matched(a, b, PerceptualParams(**any_tone)) == []
     assert matched(a, b) == []
 
 
