@@ -57,9 +57,11 @@ def _instance(warehouse_path: str):
 
 
 def run_pipeline(config_file: str | None, select: list[str] | None, executor: str, log_level: str = "WARNING",
-                 tags: dict[str, str] | None = None, job: str = JOB_NAME, force: bool = False) -> int:
+                 tags: dict[str, str] | None = None, job: str = JOB_NAME, force: bool = False,
+                 partition: str | None = None) -> int:
     """Run ``job`` (or the ``select``ed assets of it) as a run of the code location, building only what is not up to
-    date (``pipelines.rebuild_plan``) unless ``force``; 0 when it succeeded or had nothing to do."""
+    date (``pipelines.rebuild_plan``) unless ``force``; 0 when it succeeded or had nothing to do. With ``partition``
+    (a pool shard or a range ``A..B``), only the selection's partitioned assets, for those shards, in one run."""
     from assets.core.step import close_abandoned, run_process_tags
 
     path, config = _use_config(config_file)
@@ -76,7 +78,15 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
         print(f"unknown asset(s) in {job}: {', '.join(unknown)}; known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
     selected = (_selected(graph, select) & in_job) if select else in_job
-    print(f"aesforge: {job} with {path}" + ("" if executor == "auto" else f" ({executor} executor)"))
+    shard_tags: dict[str, str] = {}
+    if partition is not None:
+        try:
+            selected, shard_tags = _shard_selection(graph, selected, partition)
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+    print(f"aesforge: {job} with {path}" + ("" if executor == "auto" else f" ({executor} executor)")
+          + (f", pool shards {partition}" if shard_tags else ""))
     run_ids: list[str] = []
     failed: dict[str, str] = {}
     try:
@@ -84,7 +94,9 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             wh = _warehouse(config)
             wh.check()  # a damaged warehouse is refused before anything runs (exit 2, in main)
             close_abandoned(instance, wh, f"aesforge run (pid {os.getpid()})")
-            reasons, outside, plan = _plan(defs, graph, selected, instance, wh.root, force)
+            reasons, outside, plan = _plan(defs, graph, selected, instance, wh.root, force or bool(shard_tags))
+            if shard_tags:  # the plan is per asset, not per shard; a shard with nothing pending costs a query
+                reasons = {key: f"pool shards {partition}" for key in reasons}
             for line in _outdated_upstream(graph, selected, outside):
                 print(f"warning: {line}", file=sys.stderr)
             order = [key for key in graph.toposorted_asset_keys if key in selected]
@@ -101,7 +113,8 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
                         _auto_executor(len(keys), len(order)) if configured == "multiprocess" else configured)
                     if chosen != executor:
                         print(f"({chosen} executor)")
-                    return _execute(job, keys, chosen, log_level, {**run_process_tags(), **(tags or {})}, instance)
+                    return _execute(job, keys, chosen, log_level, {**run_process_tags(), **(tags or {}), **shard_tags},
+                                    instance)
 
                 run_ids, failed = _build(graph, order, reasons, plan, execute)
         print_summary(config, run_ids)
@@ -119,6 +132,20 @@ def run_pipeline(config_file: str | None, select: list[str] | None, executor: st
             print(f"  {step}: {message}", file=sys.stderr)
         return 1
     return 0
+
+
+def _shard_selection(graph, selected: set, partition: str) -> tuple[set, dict[str, str]]:
+    """The partitioned assets of ``selected`` and the run's tags for the pool shards ``partition`` names (``3`` or
+    ``0..7``, one run); ``ValueError`` with the line to print when the shards or the selection do not fit."""
+    from assets.image_pool.logic.shards import shard_keys
+    from assets.image_pool.shards import shard_range_tags
+
+    keys = shard_keys(partition)
+    sharded = {key for key in selected if graph.get(key).partitions_def is not None}
+    if not sharded:
+        raise ValueError(f"--partition {partition}: the selection holds no partitioned asset (the pool's are"
+                         " fetched_files, normalized_images and pool_candidates)")
+    return sharded, shard_range_tags(keys)
 
 
 def _plan(defs, graph, selected: set, instance, root: Path, force: bool):
@@ -552,7 +579,8 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "sample":
             return make_sample(args.out)
         if args.command == "run":
-            return run_pipeline(args.config, args.select, args.executor, args.log_level, job=args.job, force=args.force)
+            return run_pipeline(args.config, args.select, args.executor, args.log_level, job=args.job, force=args.force,
+                                partition=args.partition)
         if args.command == "sql":
             return run_sql(args.config, args.query)
         if args.command == "release":

@@ -1,7 +1,8 @@
 """`aesforge`: run the pipeline headlessly against a config file, query the warehouse, make the sample.
 
     aesforge sample [--out data/sample]
-    aesforge run [--config FILE] [--job NAME] [--select ASSET ...] [--force] [--executor auto|multiprocess|in_process]
+    aesforge run [--config FILE] [--job NAME] [--select ASSET ...] [--force] [--partition SHARD]
+                 [--executor auto|multiprocess|in_process]
     aesforge sql [--config FILE] "SELECT ..."
     aesforge provenance [--config FILE] [--json] ITEM_ID
     aesforge retry --reason gave_up|internal_error [--stage STAGE] [--config FILE]
@@ -33,6 +34,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--select", nargs="+", metavar="ASSET", help="only these assets of the job (e.g. source_records"
                      " fetched_files; +name adds its parents, *name everything upstream, name+ / name* downstream)")
     run.add_argument("--force", action="store_true", help="build the selection even where it is up to date")
+    run.add_argument("--partition", metavar="SHARD", help="only the partitioned assets (the pool's per-item steps), for"
+                     " one pool shard (0 .. f) or a range of them in one run (0..7)")
     run.add_argument("--executor", choices=["auto", "multiprocess", "in_process"], default="auto",
                      help="auto: a process per step when most of the selection is built, else one process (no start-up"
                      " cost per step)")

@@ -12,13 +12,16 @@ reads another partitioned asset in a run with no partition at all: it asks the r
 the parent's data versions.)
 """
 
+import warnings
 from collections.abc import Collection
 
-from dagster import AssetExecutionContext, BackfillPolicy, StaticPartitionsDefinition
+from dagster import AssetExecutionContext, BackfillPolicy, BetaWarning, StaticPartitionsDefinition
 
 from assets.core.step import Step
 from assets.image_pool.logic.shards import SHARD_KEYS, shards_label
 
+# a range of shards in one run is what a backfill of them should be; Dagster calls the parameter beta at every import
+warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=BetaWarning)
 POOL_SHARDS = StaticPartitionsDefinition(list(SHARD_KEYS))
 PER_SHARD = {"partitions_def": POOL_SHARDS, "backfill_policy": BackfillPolicy.single_run()}
 

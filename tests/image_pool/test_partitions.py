@@ -2,7 +2,10 @@
 partition run does only its shard's records, a rerun of it changes nothing, and shards built one run at a time then
 clustered give the rows an unpartitioned run gives."""
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from dagster import AssetKey, DagsterInstance, ExecuteInProcessResult
@@ -88,3 +91,35 @@ def test_every_job_reaching_the_pool_shards_runs_all_of_them_unless_told_otherwi
                and any(graph.get(key).partitions_def is not None for key in job.asset_layer.selected_asset_keys)}
     assert {"image_pool_job", "full_rebuild_job", "photocritique_job"} <= sharded
     assert all(WHOLE_POOL.items() <= defs.resolve_job_def(name).tags.items() for name in sharded)
+
+
+def _aesforge(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("AESFORGE_CONFIG", None)
+    return subprocess.run([str(Path(sys.executable).parent / "aesforge"), *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def test_aesforge_run_partition_builds_one_shard_and_refuses_unknown_ones(tmp_path_factory, corpus):
+    config = _config(tmp_path_factory.mktemp("cli"), corpus)
+    home = config.parent / "dagster_home"
+    home.mkdir()
+    run = ("run", "--config", str(config), "--job", "image_pool_job", "--executor", "in_process")
+    assert _aesforge(*run, "--select", "source_records", home=home).returncode == 0
+    records = _ids(config, "SELECT record_id FROM source_record")
+    shard = shard_of(max(records))
+
+    unknown = _aesforge(*run, "--partition", "g", home=home)
+    assert unknown.returncode == 2 and unknown.stderr.strip().splitlines() == [
+        "unknown pool shard 'g' in 'g': shards are 0 to f (a range: 0..7)"]
+    unpartitioned = _aesforge(*run, "--select", "source_records", "--partition", shard, home=home)
+    assert unpartitioned.returncode == 2 and "holds no partitioned asset" in unpartitioned.stderr
+    assert not _ids(config, "SELECT record_id FROM record_file")
+
+    done = _aesforge(*run, "--partition", shard, home=home)
+    assert done.returncode == 0, done.stderr
+    assert f"pool shards {shard}" in done.stdout
+    own = {record for record in records if shard_of(record) == shard}
+    assert _ids(config, "SELECT record_id FROM pool_candidate") == own
+    (summary,) = warehouse_for(config).query("SELECT summary FROM activity WHERE asset_key = 'pool_candidates'")["summary"]
+    assert json.loads(summary)["shards"] == shard
