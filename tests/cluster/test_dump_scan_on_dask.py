@@ -4,26 +4,24 @@ PostgreSQL server and the blobs on the loopback S3 server.
 Every dump file is a shard of the scan (keyed by its fingerprint and the targets). On Dask, the ingest step runs on
 one worker and sends one task per pending file to the same cluster; the tasks read their file and return its
 candidate lines as data, and the step alone commits them to the warehouse, file by file. Here a worker scanning a
-file is killed (SIGKILL) mid-run: the scheduler runs its task again on another worker, the step never notices, and
-the warehouse ends with the same rows as a run in one process. A file that changes afterwards is the only one
+file is killed (SIGKILL) with that file open, mid-run: the scheduler runs its task again on another worker, the step
+never notices, and the warehouse ends with the same rows as a run in one process. A file that changes afterwards is the only one
 scanned again.
 """
 
 from __future__ import annotations
 
-import glob
 import importlib.util
 import io
 import os
 import signal
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import boto3
+import dask
 import pytest
 import yaml
 import zstandard
@@ -34,6 +32,7 @@ from assets.photocritique.reddit_ingest import DUMP_SCAN_TASK
 from pipelines.config import load_config
 from pipelines.definitions import build_definitions
 from tests.cluster.code_location import reconstructable_job
+from tests.cluster.open_gate import GATE_ENV, OpenGate
 from tests.cluster.test_distributed_run import (  # noqa: F401 - the instance and worker fixtures
     PER_RUN_COLUMNS, _query, instance, preloaded_workers, stable_rows)
 from tests.support.pool_harness import step_summaries, warehouse_for, write_config
@@ -45,14 +44,13 @@ GENERATED_SEED = 0  # bench/reddit_dump.py's generator: four monthly files (RS/R
 GENERATED_BYTES = 12 * 2**20  # uncompressed, all four
 TARGET_FRACTION = 0.02
 BATCH = 200
-SLOW_DUMP = "RS_2024-03.ndjson"  # a named pipe: a file that arrives at the pace the test feeds it
+SLOW_DUMP = "RS_2024-03.ndjson"  # behind the gate (tests/cluster/open_gate.py): its first reader is held, then killed
 # What the ingest steps write: the rows of a run on the cluster must equal those of a run in one process
 TABLES = ("reddit_candidate", "reddit_dump_scan", "reddit_source_problem", "reddit_post_observation",
           "reddit_comment_observation", "reddit_post", "reddit_comment", "entity", "used", "was_generated_by",
           "was_derived_from")
 PER_RUN = PER_RUN_COLUMNS | {"updated_at"}  # and when a dump scan's checkpoint last moved
 BENCH_GENERATOR = Path(__file__).resolve().parents[2] / "bench" / "reddit_dump.py"
-FIXED_MTIME_NS = 1_700_000_000 * 10**9
 
 
 def _generator() -> Any:
@@ -63,117 +61,11 @@ def _generator() -> Any:
     return module
 
 
-class SlowDump:
-    """A submission dump behind a named pipe, served whole to every reader that opens it, one after another.
-
-    ``hold_next_reader()`` makes the next reader get half the lines and wait (``midway`` is set) until ``release()``
-    (the rest follows) or ``cut()`` (the pipe is closed with the reader stopped, which is then killed). So the test
-    knows that the scan of this file is under way, in whichever process it runs. The pipe's mtime is put back after
-    each reader, so its fingerprint (name, size, mtime) stays that of an unchanged file."""
-
-    def __init__(self, path: Path, content: bytes) -> None:
-        self.path, self.content = path, content
-        os.mkfifo(path)
-        os.utime(path, ns=(FIXED_MTIME_NS, FIXED_MTIME_NS))
-        self.midway, self._released, self._closed = threading.Event(), threading.Event(), threading.Event()
-        self._hold = self._cut = self._closing = False
-        self.readers = 0
-        self.reader_pids: list[set[int]] = []
-        self._thread = threading.Thread(target=self._serve, daemon=True, name="slow-dump")
-        self._thread.start()
-
-    def hold_next_reader(self) -> None:
-        self.midway.clear()
-        self._released.clear()
-        self._hold, self._cut = True, False
-
-    def release(self) -> None:
-        self._released.set()
-
-    def cut(self) -> None:
-        """Close the held pipe without the rest; its reader must be stopped (SIGSTOP), or it would see a short file."""
-        self._closed.clear()
-        self._cut = True
-        self._released.set()
-        self._closed.wait()
-
-    def _serve(self) -> None:
-        half = self.content.rfind(b"\n", 0, len(self.content) // 2) + 1
-        while True:
-            with open(self.path, "wb") as pipe:  # blocks until a reader opens the pipe
-                if self._closing:
-                    return
-                self.readers += 1
-                try:
-                    if self._hold:
-                        self._hold = False
-                        pipe.write(self.content[:half])
-                        pipe.flush()
-                        self.midway.set()
-                        self._released.wait()
-                        if not self._cut:
-                            pipe.write(self.content[half:])
-                    else:
-                        pipe.write(self.content)
-                except BrokenPipeError:  # the reader died: the next one gets the file from the start
-                    pass
-                self.reader_pids.append(self._holders())  # the reader has read: it holds a descriptor
-            self._closed.set()
-            while self._held_open(self.reader_pids[-1]):  # a writer opened before this reader's last read (or
-                time.sleep(0.01)                           # before its death) would feed it the next reader's bytes
-            os.utime(self.path, ns=(FIXED_MTIME_NS, FIXED_MTIME_NS))
-
-    def _holders(self) -> set[int]:
-        """The processes that have the pipe open now (a reader waiting in open() has no descriptor yet)."""
-        return {int(folder.split("/")[2]) for folder in glob.glob("/proc/[0-9]*/fd")
-                if any(_link(descriptor) == str(self.path) for descriptor in _listing(folder) or ())}
-
-    def _held_open(self, pids: set[int]) -> bool:
-        """Whether any of ``pids`` may still have the pipe open: a process that is exiting (killed) shows no
-        descriptors for a moment while it still holds them, so only a process gone or a zombie is surely done."""
-        for pid in pids:
-            if _state(pid) in (None, "Z"):
-                continue
-            descriptors = _listing(f"/proc/{pid}/fd")
-            if descriptors is None or any(_link(descriptor) == str(self.path) for descriptor in descriptors):
-                return True
-        return False
-
-    def close(self) -> None:
-        self._closing = True
-        self._released.set()
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # lets the server's open() return
-        self._thread.join(timeout=10)
-        os.close(fd)
-
-
-def _listing(folder: str) -> list[str] | None:
-    """The descriptors of one process (``/proc/<pid>/fd``); None when they cannot be listed."""
-    try:
-        return [f"{folder}/{name}" for name in os.listdir(folder)]
-    except OSError:
-        return None
-
-
-def _state(pid: int) -> str | None:
-    """The process's state letter (``Z``: a zombie, its descriptors all closed); None when it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _link(descriptor: str) -> str | None:
-    try:
-        return os.readlink(descriptor)
-    except OSError:  # the descriptor was closed meanwhile
-        return None
-
-
 @pytest.fixture(scope="module")
-def dumps(tmp_path_factory, archive: Path) -> Iterator[dict[str, Any]]:
+def dumps(tmp_path_factory, archive: Path) -> dict[str, Any]:
     """The fixture archive's dumps and id list, generated monthly dumps and their targets, and the slow dump (a
-    copy of the generated January submissions: every target in it is observed twice)."""
+    copy of the generated January submissions: every target in it is observed twice) behind a gate that holds
+    the worker opening it while the test kills that worker."""
     root = tmp_path_factory.mktemp("generated_dumps")
     manifest = _generator().generate(root / "generated", GENERATED_BYTES, GENERATED_SEED, TARGET_FRACTION, 3, 22)
     id_list = root / "generated_ids.txt"
@@ -181,15 +73,13 @@ def dumps(tmp_path_factory, archive: Path) -> Iterator[dict[str, Any]]:
     with (root / "generated" / "RS_2024-01.zst").open("rb") as fh:
         content = zstandard.ZstdDecompressor().stream_reader(fh).read()
     (root / "slow").mkdir()
-    slow = SlowDump(root / "slow" / SLOW_DUMP, content)
-    try:
-        yield {
-            "dumps": [archive / "dumps" / "monthly", archive / "dumps" / "subreddit", root / "generated", slow.path],
-            "id_lists": [archive / "ids" / "test_ids.txt", id_list],
-            "slow": slow,
-        }
-    finally:
-        slow.close()
+    slow = root / "slow" / SLOW_DUMP
+    slow.write_bytes(content)
+    return {
+        "dumps": [archive / "dumps" / "monthly", archive / "dumps" / "subreddit", root / "generated", slow],
+        "id_lists": [archive / "ids" / "test_ids.txt", id_list],
+        "gate": OpenGate(root / "gate", slow),
+    }
 
 
 def _config(folder: Path, dumps: dict[str, Any], expected: dict, s3_server, name: str) -> Path:
@@ -228,25 +118,22 @@ def _ingest_step_pids(postgres: PostgresServer, since: int) -> set[int]:
                                      " WHERE id > %s AND dagster_event_type = 'STEP_START'", since)}
 
 
-def _kill_the_slow_scan(cluster: LocalCluster, client: Client, postgres: PostgresServer, slow: SlowDump, since: int,
+def _kill_the_slow_scan(cluster: LocalCluster, client: Client, postgres: PostgresServer, gate: OpenGate, since: int,
                         run_over: threading.Event) -> dict:
-    """Once a worker has read half of the slow dump, SIGKILL it; what was killed.
-    Waits on the pipe and the scheduler, never on a clock; fails the test if the run ends first."""
-    while not slow.midway.wait(0.05):
-        if run_over.is_set():
-            raise AssertionError("the run ended before the slow dump was read")
+    """Once a worker is held at the slow dump's gate (it has opened the file), SIGKILL it; what was killed.
+    Waits on the gate and the scheduler, never on a clock; fails the test if the run ends first."""
+    while (pid := gate.held()) is None:
+        if run_over.wait(0.05):
+            raise AssertionError("the run ended before the slow dump was opened")
     try:
-        pids = {nanny.worker_address: nanny.pid for nanny in cluster.workers.values()}
-        (address, key), = [(address, str(key)) for address, keys in client.processing().items() for key in keys
-                           if str(key).startswith(DUMP_SCAN_TASK) and SLOW_DUMP in str(key)]
-        # stopped first, so that the pipe can be closed under it without its seeing the end of a short file, and no
-        # new reader (the task run again) can open the pipe while the old one is still being fed
-        os.kill(pids[address], signal.SIGSTOP)
-        slow.cut()
-        os.kill(pids[address], signal.SIGKILL)
-        return {"pid": pids[address], "key": key, "step_pids": _ingest_step_pids(postgres, since)}
+        addresses = {nanny.pid: nanny.worker_address for nanny in cluster.workers.values()}
+        keys = [str(key) for key in client.processing()[addresses[pid]]
+                if str(key).startswith(DUMP_SCAN_TASK) and SLOW_DUMP in str(key)]
+        assert len(keys) == 1, keys  # the held worker is the one scanning the slow dump
+        os.kill(pid, signal.SIGKILL)
+        return {"pid": pid, "key": keys[0], "step_pids": _ingest_step_pids(postgres, since)}
     finally:
-        slow.release()
+        gate.release()
 
 
 def _last_event_id(postgres: PostgresServer) -> int:
@@ -274,14 +161,17 @@ def test_a_worker_killed_mid_scan_loses_and_duplicates_no_rows_and_a_changed_fil
         monkeypatch):
     config = _config(tmp_path_factory.mktemp("killed"), dumps, expected, s3_server, "killed")
     monkeypatch.setenv("AESFORGE_CONFIG", str(config))  # before the workers start: they inherit it
-    slow: SlowDump = dumps["slow"]
-    with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    gate: OpenGate = dumps["gate"]
+    monkeypatch.setenv(GATE_ENV, str(gate.folder))
+    with dask.config.set({"distributed.worker.preload": [*dask.config.get("distributed.worker.preload"),
+                                                        "tests.cluster.open_gate"]}), \
+            LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         run_over = threading.Event()
-        readers = slow.readers
-        slow.hold_next_reader()
+        opens = gate.opens
+        gate.arm()
         with ThreadPoolExecutor(1) as watcher:
-            killing = watcher.submit(_kill_the_slow_scan, cluster, client, postgres, slow, _last_event_id(postgres),
+            killing = watcher.submit(_kill_the_slow_scan, cluster, client, postgres, gate, _last_event_id(postgres),
                                      run_over)
             try:
                 result = _run_on(cluster, config, instance)
@@ -300,7 +190,7 @@ def test_a_worker_killed_mid_scan_loses_and_duplicates_no_rows_and_a_changed_fil
         # worker also run the ingest step itself (a step's own worker scans too while it waits), the step was run
         # again as well, resumed from its checkpoints and asked for the file anew.
         processing = sum(1 for entry in story if entry[0] == "scheduler" and entry[3] == "processing")
-        assert slow.readers - readers >= 2  # the killed reader, then at least one from the start
+        assert gate.opens - opens >= 2  # the killed reader, then at least one from the start
         if killed["pid"] in killed["step_pids"]:
             assert counts[("reddit_posts", "STEP_START")] == 2 and processing >= 2
         else:
@@ -315,7 +205,7 @@ def test_a_worker_killed_mid_scan_loses_and_duplicates_no_rows_and_a_changed_fil
         # One changed file (a copy of its first line appended) is the only shard scanned again
         changed = Path(dumps["dumps"][2]) / "RS_2024-02.zst"
         _append_copy_of_first_line(changed)
-        readers = slow.readers
+        opens = gate.opens
         again = _run_on(cluster, config, instance)
         assert again.success
         wh = warehouse_for(config)
@@ -327,4 +217,4 @@ def test_a_worker_killed_mid_scan_loses_and_duplicates_no_rows_and_a_changed_fil
         assert summary["reddit_posts"]["dump_files_scanned:submissions"] == 1
         assert summary["reddit_posts"]["dump_files_already_scanned:submissions"] == rs_files - 1
         assert summary["reddit_comments"]["dump_files_already_scanned:comments"] == 4 + 2  # the fixture's four, two generated
-        assert slow.readers == readers
+        assert gate.opens == opens
