@@ -746,7 +746,8 @@ def _texture_onto(a: PerceptualSignature, b: PerceptualSignature, alignments: li
 
 
 def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, params: PerceptualParams,
-                   scales: tuple[float, ...] | None = None, degrees: tuple[float, ...] | None = None) -> Verdict | None:
+                   scales: tuple[float, ...] | None = None, degrees: tuple[float, ...] | None = None,
+                   placed: bool = True) -> Verdict | None:
     """The texture route: whether B shows A's pattern near alignment ``near``, judged on the texture squares.
 
     Why: a copy cropped or turned from a periodic pattern (stripes, checks, plaid) of a few repeats is lost by
@@ -757,6 +758,9 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     periodic pattern); the high-pass squares must then correlate (another weave in the same palette does not).
     Colour is compared as the mean over the shared cells, which a pattern's phase does not move.  None when a
     test fails.  ``scales`` and ``degrees`` (default: ``params.texture_refine_*``) are the steps around ``near``.
+    ``placed``: ``near`` came from the frame tests, so it places the pattern, labels and all, and the cheap colour
+    tests run there before the search; a lattice hypothesis (``placed`` False) has no translation, so colour is
+    tested where the search lines the pattern up (at ``near`` a label's colour cell can sit elsewhere).
     """
     if near.mirror or near.stretch != 1.0:
         return None  # with a mirror or a stretch any two checks of one palette align; such copies keep their phase
@@ -764,6 +768,8 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
         return None  # the same weave in another palette: shapes alike, contrast or brightness not
     if min(a.periodicity, b.periodicity) < params.min_texture_periodicity:
         return None  # not a repeating pattern: the frame tests are the judges (look-alike renders pass the squares)
+    if placed and not _same_colour(a, b, near, params):
+        return None
     steps = _grid(near, scales or params.texture_refine_scale, degrees or params.texture_refine_degrees, [0.0])
     sampled, inside = _texture_onto(a, b, steps)
     shape = (TEXTURE_SIDE, TEXTURE_SIDE)
@@ -782,12 +788,18 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     shared, overlap = (float(x[0]) for x in _correlations(a, b, [moved[i]], params))
     if shared == -1.0:  # too little of either frame inside the other
         return None
-    fields = chroma_fields(a, b, moved[i], params)  # where the pattern lines up (a label's colour cell with it)
-    if fields.sampled.shape[1] == 0 or fields.cosine(params) < params.min_texture_chroma_cosine:
-        return None
-    if float(np.linalg.norm(fields.sampled.mean(axis=1) - fields.target.mean(axis=1))) > params.recoloured_cell_chroma:
+    if not placed and not _same_colour(a, b, moved[i], params):
         return None
     return Verdict(True, float(scores[i]), overlap, float("nan"), float(scores[i]), moved[i], True, texture=True)
+
+
+def _same_colour(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> bool:
+    """The texture route's colour tests: the mean colour of the shared cells agrees and the cell-wise chroma cosine
+    reaches ``min_texture_chroma_cosine`` (cells spanning a repeat blur the pattern, not its palette)."""
+    fields = chroma_fields(a, b, alignment, params)
+    if fields.sampled.shape[1] == 0 or fields.cosine(params) < params.min_texture_chroma_cosine:
+        return False
+    return float(np.linalg.norm(fields.sampled.mean(axis=1) - fields.target.mean(axis=1))) <= params.recoloured_cell_chroma
 
 
 def _judge(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, correlation: float, overlap: float, params: PerceptualParams) -> Verdict:
@@ -1015,11 +1027,11 @@ def _verify_lattice(a: PerceptualSignature, b: PerceptualSignature, near: Alignm
     depends on which is sampled onto which; a crop's square sampled onto its original's scores 0.81-0.92 where
     the other way scores 0.92-0.98 (bench/README.md).
     """
-    verdict = verify_texture(a, b, near, p, p.lattice_refine_scale, p.lattice_refine_degrees)
+    verdict = verify_texture(a, b, near, p, p.lattice_refine_scale, p.lattice_refine_degrees, placed=False)
     if verdict is not None:
         return verdict, *verdict.alignment.covered(verdict.overlap, a.aspect, b.aspect)
     inverse = Alignment(scale=1.0 / near.scale, degrees=-near.degrees)
-    verdict = verify_texture(b, a, inverse, p, p.lattice_refine_scale, p.lattice_refine_degrees)
+    verdict = verify_texture(b, a, inverse, p, p.lattice_refine_scale, p.lattice_refine_degrees, placed=False)
     if verdict is None:
         return None
     covered_b, covered_a = verdict.alignment.covered(verdict.overlap, b.aspect, a.aspect)

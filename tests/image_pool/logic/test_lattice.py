@@ -123,3 +123,16 @@ def test_the_index_reads_only_neighbouring_buckets_and_keeps_k() -> None:
 
 def test_lattice_vectors_of_a_flat_square_are_none() -> None:
     assert lattice_vectors(np.full((48, 48), 128, dtype=np.uint8), 1.5) == ()
+
+
+def test_a_batch_finds_what_one_image_at_a_time_finds() -> None:
+    """match_batch offers the batch's earlier periodic images as lattice candidates, as match_one would."""
+    original = woven("plaid", 35.0, 10)
+    images = [("original", original), ("cropped", stored(synth.cropped(original, CROP, "bottom-left"))),
+              ("turned", stored(synth.rotated(original, -TURN)))]
+    one_by_one, _ = matches(images)
+    matcher: PerceptualMatcher[str] = PerceptualMatcher(LATTICE_ONLY)
+    batched = {(m.a, m.b, m.method) for found in matcher.match_batch([(k, compute_signature(img)) for k, img in images])
+               for m in found}
+    assert batched == one_by_one and ("original", "turned", "lattice") in batched
+    assert matcher.periodic_indexed() == 3
