@@ -152,7 +152,7 @@ def test_a_further_run_sends_no_request_and_adds_no_row(runs):
     assert after == before
     assert runs["snapshots"][MAX_ATTEMPT_RUNS] == runs["snapshots"][MAX_ATTEMPT_RUNS - 1]
     summary = step_summaries(runs["wh"], runs["results"][MAX_ATTEMPT_RUNS].run_id)["fetched_files"]
-    assert summary == {"locators_pending": 1, "quarantined": 1}  # only the raising URL, skipped
+    assert summary == {"locators_pending": 1, "quarantined": 1, "shards": "all"}  # only the raising URL, skipped
     hits = {name: before[case.path] for name, case in BY_NAME.items() if case.path}
     assert (hits["not_found"], hits["flaky"], hits["redirect_loop"]) == (1, 3, 1 + MAX_REDIRECTS)
     assert (hits["always_500"], hits["stall"]) == (MAX_ATTEMPT_RUNS * (MAX_RETRIES + 1), MAX_ATTEMPT_RUNS)
