@@ -18,7 +18,10 @@ Periodic patterns (stripes, checks, plaid) of a few repeats defeat the 32 px
 thumbnail and the 8 x 8 colour cells, whose content moves with the pattern's
 phase; where the frame tests refuse a candidate and both images repeat, the
 texture route (:func:`verify_texture`) judges it on a 48 px centred square
-that resolves the repeats.
+that resolves the repeats.  Such copies are often never retrieved by the hashes (a pattern of a few repeats lies
+inside pHash's 8 x 8 DCT band and its phase moves with a crop), so images whose squares repeat are also indexed by
+their lattice (:mod:`~assets.image_pool.logic.lattice`): each such image's nearest lattices are candidates too,
+verified by the texture route from the (scale, rotation) the two lattices give.
 
 The 64 px grey base is reduced with a Lanczos filter: a box filter lets fine
 textures (brick, gravel, fabric) alias differently at every scale, so a
@@ -32,7 +35,7 @@ products); the full-frame pHash and dHash come from imagehash itself.
 Memory at 10^6 images: the matcher keeps 26 codes per image in numpy arrays
 (~1.5 KB with 4 chunks), a 4-byte aspect and the caller's key; thumbnails
 (~3.5 KB a row in the store) are fetched through ``load_signatures`` when a
-candidate needs verifying.
+candidate needs verifying; the lattice index adds ~100 bytes per image whose texture square repeats.
 
 Exact duplicates are removed before this stage; this module never decodes
 anything but the one image it is given.
@@ -436,6 +439,10 @@ class PerceptualParams:
     # scale x rotation steps around the two lattices' hypothesis (its scale is a percent or two off)
     lattice_refine_scale: tuple[float, ...] = (0.955, 0.97, 0.985, 1.0, 1.015, 1.03, 1.045)
     lattice_refine_degrees: tuple[float, ...] = (-1.5, 0.0, 1.5)
+    lattice_reverse_from: float = 0.75  # one way's texture correlation from which the other way is tried too
+    # texture correlation at the hypothesis itself below which the grid is not searched (bench/dedup.py --hard:
+    # verified pairs 0.63 and up, 0.84 at the 5th percentile; refused pairs of rendered photographs median 0.39)
+    lattice_min_hypothesis_score: float = 0.55
 
     @property
     def lattice_bounds(self) -> LatticeBounds:
@@ -745,9 +752,7 @@ def _texture_onto(a: PerceptualSignature, b: PerceptualSignature, alignments: li
     return _bilinear(a.texture, (u - 0.5) * a.aspect / side_a + 0.5, (v - 0.5) / side_a + 0.5)
 
 
-def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, params: PerceptualParams,
-                   scales: tuple[float, ...] | None = None, degrees: tuple[float, ...] | None = None,
-                   placed: bool = True) -> Verdict | None:
+def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, params: PerceptualParams) -> Verdict | None:
     """The texture route: whether B shows A's pattern near alignment ``near``, judged on the texture squares.
 
     Why: a copy cropped or turned from a periodic pattern (stripes, checks, plaid) of a few repeats is lost by
@@ -756,21 +761,31 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     the many maxima of a periodic correlation.  Here the squares resolve the repeats, and phase correlation
     moves each scale x rotation step of ``near`` onto the nearest repeat (any repeat is a right answer for a
     periodic pattern); the high-pass squares must then correlate (another weave in the same palette does not).
-    Colour is compared as the mean over the shared cells, which a pattern's phase does not move.  None when a
-    test fails.  ``scales`` and ``degrees`` (default: ``params.texture_refine_*``) are the steps around ``near``.
-    ``placed``: ``near`` came from the frame tests, so it places the pattern, labels and all, and the cheap colour
-    tests run there before the search; a lattice hypothesis (``placed`` False) has no translation, so colour is
-    tested where the search lines the pattern up (at ``near`` a label's colour cell can sit elsewhere).
+    Colour is compared as the mean over the shared cells, which a pattern's phase does not move; ``near`` came
+    from the frame tests, so it places the pattern, labels and all, and the cheap colour tests run there first.
+    None when a test fails.
     """
     if near.mirror or near.stretch != 1.0:
         return None  # with a mirror or a stretch any two checks of one palette align; such copies keep their phase
-    if not params.lattice_bounds.same_tone(a.texture_luma, b.texture_luma, a.texture_contrast, b.texture_contrast):
-        return None  # the same weave in another palette: shapes alike, contrast or brightness not
-    if min(a.periodicity, b.periodicity) < params.min_texture_periodicity:
-        return None  # not a repeating pattern: the frame tests are the judges (look-alike renders pass the squares)
-    if placed and not _same_colour(a, b, near, params):
+    if not _texture_pair(a, b, params) or not _same_colour(a, b, near, params):
         return None
-    steps = _grid(near, scales or params.texture_refine_scale, degrees or params.texture_refine_degrees, [0.0])
+    score, at = _texture_search(a, b, near, params.texture_refine_scale, params.texture_refine_degrees, params)
+    return _texture_verdict(a, b, score, at, params, colour=False)
+
+
+def _texture_pair(a: PerceptualSignature, b: PerceptualSignature, params: PerceptualParams) -> bool:
+    """Whether the texture route may judge a pair: both squares repeat, in the same tone."""
+    if not params.lattice_bounds.same_tone(a.texture_luma, b.texture_luma, a.texture_contrast, b.texture_contrast):
+        return False  # the same weave in another palette: shapes alike, contrast or brightness not
+    # not a repeating pattern: the frame tests are the judges (look-alike renders pass the squares)
+    return min(a.periodicity, b.periodicity) >= params.min_texture_periodicity
+
+
+def _texture_search(a: PerceptualSignature, b: PerceptualSignature, near: Alignment, scales: tuple[float, ...],
+                    degrees: tuple[float, ...], params: PerceptualParams) -> tuple[float, Alignment]:
+    """The best trimmed correlation of the high-passed texture squares, and where: each scale x rotation step of
+    ``near`` moved onto a repeat by phase correlation (both signs)."""
+    steps = _grid(near, scales, degrees, [0.0])
     sampled, inside = _texture_onto(a, b, steps)
     shape = (TEXTURE_SIDE, TEXTURE_SIDE)
     pixel = min(b.aspect, 1.0) / TEXTURE_SIDE  # one texture-square pixel of B, in height-normalised units
@@ -783,14 +798,21 @@ def verify_texture(a: PerceptualSignature, b: PerceptualSignature, near: Alignme
     structure_b = high_pass(b.texture, _TEXTURE_BLUR).reshape(1, -1)
     scores = _trimmed_ncc(structure_a, structure_b, inside, params.texture_trim_fraction)
     i = int(np.argmax(scores))
-    if scores[i] < params.min_texture_correlation:
+    return float(scores[i]), moved[i]
+
+
+def _texture_verdict(a: PerceptualSignature, b: PerceptualSignature, score: float, at: Alignment,
+                     params: PerceptualParams, colour: bool) -> Verdict | None:
+    """The texture route's verdict at the best alignment of :func:`_texture_search`: the squares correlate, the
+    frames overlap, and (``colour``: not tested before the search) the colours agree there."""
+    if score < params.min_texture_correlation:
         return None
-    shared, overlap = (float(x[0]) for x in _correlations(a, b, [moved[i]], params))
+    shared, overlap = (float(x[0]) for x in _correlations(a, b, [at], params))
     if shared == -1.0:  # too little of either frame inside the other
         return None
-    if not placed and not _same_colour(a, b, moved[i], params):
+    if colour and not _same_colour(a, b, at, params):
         return None
-    return Verdict(True, float(scores[i]), overlap, float("nan"), float(scores[i]), moved[i], True, texture=True)
+    return Verdict(True, score, overlap, float("nan"), score, at, True, texture=True)
 
 
 def _same_colour(a: PerceptualSignature, b: PerceptualSignature, alignment: Alignment, params: PerceptualParams) -> bool:
@@ -1020,18 +1042,25 @@ def _first_verified(key_a: K, key_b: K, a: PerceptualSignature, b: PerceptualSig
 
 def _verify_lattice(a: PerceptualSignature, b: PerceptualSignature, near: Alignment,
                     p: PerceptualParams) -> tuple[Verdict, float, float] | None:
-    """The texture route from a lattice hypothesis, B onto A and, failing that, A onto B; with the covered shares
-    (of A's frame, of B's frame).
+    """The texture route from a lattice hypothesis, B onto A and, failing that but coming close, A onto B; with the
+    covered shares (of A's frame, of B's frame).  A hypothesis has no translation, so colour is tested where the
+    search lines the pattern up (at ``near`` a label's colour cell can sit elsewhere).
 
     Why both ways: the texture squares are each frame's centred square, so the part of the pattern they share
     depends on which is sampled onto which; a crop's square sampled onto its original's scores 0.81-0.92 where
     the other way scores 0.92-0.98 (bench/README.md).
     """
-    verdict = verify_texture(a, b, near, p, p.lattice_refine_scale, p.lattice_refine_degrees, placed=False)
+    if not _texture_pair(a, b, p) or _texture_search(a, b, near, (1.0,), (0.0,), p)[0] < p.lattice_min_hypothesis_score:
+        return None  # the hypothesis alone, one step instead of the grid's 21, is far off: a pattern of another picture
+    score, at = _texture_search(a, b, near, p.lattice_refine_scale, p.lattice_refine_degrees, p)
+    verdict = _texture_verdict(a, b, score, at, p, colour=True)
     if verdict is not None:
         return verdict, *verdict.alignment.covered(verdict.overlap, a.aspect, b.aspect)
+    if score < p.lattice_reverse_from:
+        return None
     inverse = Alignment(scale=1.0 / near.scale, degrees=-near.degrees)
-    verdict = verify_texture(b, a, inverse, p, p.lattice_refine_scale, p.lattice_refine_degrees, placed=False)
+    score, at = _texture_search(b, a, inverse, p.lattice_refine_scale, p.lattice_refine_degrees, p)
+    verdict = _texture_verdict(b, a, score, at, p, colour=True)
     if verdict is None:
         return None
     covered_b, covered_a = verdict.alignment.covered(verdict.overlap, b.aspect, a.aspect)
