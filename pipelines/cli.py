@@ -164,13 +164,15 @@ def _plan(defs, graph, selected: set, instance, root: Path, force: bool):
                                              if name in resources}, root) for key in order}
     parents = {key: graph.get(key).parent_keys for key in order}
     code_versions = {key: graph.get(key).code_version for key in order}
+    partitions = {key: graph.get(key).partitions_def.get_partition_keys() for key in order
+                  if graph.get(key).partitions_def is not None}
 
     def plan(keys: list, last: dict | None = None) -> dict:
         """Why each of ``keys`` (in dependency order) must be built, from ``last`` or the instance as it is now."""
         return rebuild_reasons(keys, parents, code_versions, fingerprints,
-                               last if last is not None else last_builds(instance, order))
+                               last if last is not None else last_builds(instance, order, partitions))
 
-    last = last_builds(instance, order)
+    last = last_builds(instance, order, partitions)
     outside = {key: reason for key, reason in plan(order, last).items() if key not in selected}
     inside = [key for key in order if key in selected]
     return ({key: "forced" for key in inside} if force else plan(inside, last)), outside, plan
@@ -234,8 +236,8 @@ def _execute(job: str, keys, executor: str, log_level: str, tags: dict[str, str]
     job_def = recon_job.get_definition()
     run_config = {"execution": {"config": {executor: {}}},
                   "loggers": {"console": {"config": {"log_level": log_level, "print_failures": False}}}}
-    run = instance.create_run_for_job(
-        job_def=job_def, run_config=run_config, tags=tags, asset_selection=frozenset(keys),
+    run = instance.create_run_for_job(  # the job's own tags first, as a launch from the UI has them (the pool's shards)
+        job_def=job_def, run_config=run_config, tags={**job_def.tags, **tags}, asset_selection=frozenset(keys),
         remote_job_origin=_remote_origin(job), job_code_origin=recon_job.get_python_origin(),
     )
     result = execute_run(recon_job, run, instance, raise_on_error=False)

@@ -11,7 +11,8 @@ here without starting a process for the step.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dagster import AssetKey, DagsterInstance
@@ -73,8 +74,11 @@ def _own_reason(built: LastBuild | None, code_version: str | None, fingerprint: 
     return None
 
 
-def last_builds(instance: DagsterInstance, keys: Iterable[AssetKey]) -> dict[AssetKey, LastBuild | None]:
-    """Each asset's :class:`LastBuild`, read from the instance's asset records (one query), None if never built."""
+def last_builds(instance: DagsterInstance, keys: Iterable[AssetKey],
+                partitions: Mapping[AssetKey, Sequence[str]] | None = None) -> dict[AssetKey, LastBuild | None]:
+    """Each asset's :class:`LastBuild`, read from the instance's asset records (one query), None if never built. The
+    data version of a partitioned asset (``partitions``: its keys) is the one Dagster records for a reader of all its
+    partitions: the sha256 of their latest data versions in key order."""
     from dagster._core.definitions.data_version import extract_data_provenance_from_entry, extract_data_version_from_entry
 
     builds: dict[AssetKey, LastBuild | None] = dict.fromkeys(keys)
@@ -89,7 +93,8 @@ def last_builds(instance: DagsterInstance, keys: Iterable[AssetKey]) -> dict[Ass
         inputs, pending = metadata.get(INPUTS_KEY), metadata.get(LEFT_PENDING_KEY)
         builds[entry.asset_key] = LastBuild(
             code_version=provenance.code_version if provenance else None,
-            data_version=version.value if version else None,
+            data_version=_partitions_version(instance, entry.asset_key, partitions[entry.asset_key])
+            if entry.asset_key in (partitions or {}) else version.value if version else None,
             input_data_versions={key: v.value for key, v in provenance.input_data_versions.items()} if provenance else {},
             inputs=getattr(inputs, "value", None),
             left_pending=int(getattr(pending, "value", 0) or 0),
@@ -109,3 +114,14 @@ def first_wave(order: Iterable[AssetKey], parents: Mapping[AssetKey, Iterable[As
             ready[key] = not reasons[key].endswith(REBUILT_FIRST) and all(
                 ready.get(parent, True) for parent in parents.get(key, ()))
     return [key for key, now in ready.items() if now]
+
+
+def _partitions_version(instance: DagsterInstance, key: AssetKey, partition_keys: Sequence[str]) -> str:
+    """What Dagster records as the input data version of ``key`` for a step reading all of its partitions
+    (``DataVersionCache._get_partitions_data_version_from_keys``)."""
+    from dagster._core.definitions.data_version import DATA_VERSION_TAG
+    from dagster._core.events import DagsterEventType
+
+    tags = instance._event_storage.get_latest_tags_by_partition(  # noqa: SLF001 - the call Dagster itself makes
+        key, DagsterEventType.ASSET_MATERIALIZATION, [DATA_VERSION_TAG], asset_partitions=list(partition_keys))
+    return hashlib.sha256("".join(tags[p][DATA_VERSION_TAG] for p in sorted(tags)).encode("utf8")).hexdigest()

@@ -23,9 +23,8 @@ from assets.image_pool.logic.sources import (
     scan_folder,
     source_row,
 )
-from assets.image_pool.logic.shards import in_shards
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.shards import PER_SHARD, covered_shards
+from assets.image_pool.shards import PER_SHARD, covered_items, covered_shards
 from assets.image_pool.store import (
     REKEY_SCOPE,
     SOURCE_STAGE,
@@ -236,7 +235,8 @@ def _pending_locators(step: Step, shards: Collection[str] | None = None) -> list
         records: dict[str, list[str]] = {}
         for record_id, locator in pending:
             records.setdefault(locator, []).append(record_id)
-        records = {locator: ids for locator, ids in records.items() if in_shards(ids[0], shards)}
+        covered = covered_items(step, shards, [ids[0] for ids in records.values()])
+        records = {locator: ids for (locator, ids), keep in zip(records.items(), covered) if keep}
         with registered(log.con, "_aesforge_pending", pd.DataFrame({"locator": list(records)}, dtype=object)):
             failed = log.con.execute(
                 "SELECT locator, started_at, reason_code, detail, n_attempts, duration_ms FROM fetch_failed_run"

@@ -5,10 +5,9 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 from assets.core.item_loop import Done, Item, Kept, Rejected, run_items
 from assets.image_pool.logic.clarity import ClarityRules, clarity_reason
 from assets.image_pool.logic.images import FilterRules, filter_reason
-from assets.image_pool.logic.shards import shard_of
 from assets.image_pool.normalization import normalized_images
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.shards import PER_SHARD, covered_shards
+from assets.image_pool.shards import PER_SHARD, covered_items, covered_shards
 from assets.image_pool.store import write_pool_candidates
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
@@ -63,8 +62,7 @@ def pool_candidates(
             [rule_digest],
         )
         shards = covered_shards(context, step)
-        if shards is not None:
-            pending = pending[pending["record_id"].map(shard_of).isin(shards)]
+        pending = pending.loc[covered_items(step, shards, pending["record_id"])]
         step.counts["records_pending"] = len(pending)
         items = (
             Item(row.record_id, row.locator, digest_of([row.image_id, row.license, rule_digest]), row)

@@ -18,9 +18,8 @@ from assets.image_pool.collection import fetched_files
 from assets.core.item_loop import Done, Item, Kept, Rejected, StepError, run_items
 from assets.core.worker_processes import CpuPool
 from assets.image_pool.logic.images import MeasuredFile, measure_file
-from assets.image_pool.logic.shards import shard_of
 from assets.image_pool.settings import PoolSettings
-from assets.image_pool.shards import PER_SHARD, covered_shards
+from assets.image_pool.shards import PER_SHARD, covered_items, covered_shards
 from assets.image_pool.store import write_file_decodes, write_images, write_signatures
 from assets.core.materialization import writes
 from assets.core.step import recorded_step
@@ -83,10 +82,9 @@ def normalized_images(
             " GROUP BY b.sha256 ORDER BY b.sha256"
         )
         shards = covered_shards(context, step)
-        if shards is not None:  # a file is in the shard of the smallest record id naming it (its own id's if none)
-            owners = (record if isinstance(record, str) else entity_id("file", sha)
-                      for sha, record in zip(pending["sha256"], pending["first_record"]))
-            pending = pending.loc[[shard_of(owner) in shards for owner in owners]]
+        owners = (record if isinstance(record, str) else entity_id("file", sha)  # a file is in the shard of the
+                  for sha, record in zip(pending["sha256"], pending["first_record"]))  # smallest record id naming it
+        pending = pending.loc[covered_items(step, shards, owners)]
         step.counts["files_pending"] = len(pending)
         items = (
             Item(entity_id("file", sha), locator or store.uri(sha), sha, sha)

@@ -13,12 +13,12 @@ the parent's data versions.)
 """
 
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from dagster import AssetExecutionContext, BackfillPolicy, BetaWarning, StaticPartitionsDefinition
 
 from assets.core.step import Step
-from assets.image_pool.logic.shards import SHARD_KEYS, shards_label
+from assets.image_pool.logic.shards import SHARD_KEYS, in_shards, shards_label
 
 # a range of shards in one run is what a backfill of them should be; Dagster calls the parameter beta at every import
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=BetaWarning)
@@ -42,3 +42,11 @@ def covered_shards(context: AssetExecutionContext, step: Step) -> Collection[str
         shards = None
     step.notes["shards"] = "all" if shards is None else shards_label(shards)
     return shards
+
+
+def covered_items(step: Step, shards: Collection[str] | None, record_ids: Iterable[str]) -> list[bool]:
+    """Which pending items (each named by the record id whose shard it is in) this materialization covers. The others
+    count as left for a later run, so ``aesforge run`` does not take an asset built for some shards as up to date."""
+    covered = [in_shards(record_id, shards) for record_id in record_ids]
+    step.left_pending += covered.count(False)
+    return covered

@@ -123,3 +123,7 @@ def test_aesforge_run_partition_builds_one_shard_and_refuses_unknown_ones(tmp_pa
     assert _ids(config, "SELECT record_id FROM pool_candidate") == own
     (summary,) = warehouse_for(config).query("SELECT summary FROM activity WHERE asset_key = 'pool_candidates'")["summary"]
     assert json.loads(summary)["shards"] == shard
+
+    everything = _aesforge(*run, home=home)  # no partition: the job's tags name every shard, as before
+    assert everything.returncode == 0, everything.stderr
+    assert _ids(config, "SELECT record_id FROM pool_candidate") == records
