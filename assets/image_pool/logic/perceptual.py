@@ -197,7 +197,8 @@ class PerceptualSignature:
 
     @cached_property
     def periodicity(self) -> float:
-        """:func:`periodicity` of the texture square, computed once per signature (only where a pair needs it)."""
+        """:func:`periodicity` of the texture square, computed once per signature (the matcher asks it of every new
+        image: the lattice route's gate)."""
         return periodicity(self.texture)
 
     @cached_property
@@ -422,9 +423,9 @@ class PerceptualParams:
     min_texture_periodicity: float = 0.45  # both texture squares must repeat (:func:`periodicity`); the lattice route too
     min_texture_correlation: float = 0.92  # texture squares' high-pass correlation (:func:`verify_texture`)
     min_texture_chroma_cosine: float = 0.5  # colour cells spanning a repeat blur; a hue turned >= 60 deg still fails
-    texture_trim_fraction: float = 0.05  # share of worst-agreeing texture-square pixels ignored (a label's edges)
     # another palette in the same weave correlates as well in grey high-pass; its contrast and brightness differ
-    # (bench/dedup.py --hard: copies within 1.13x and 4 grey levels, other textures 1.18x and 5.7 levels apart at least)
+    # (bench/dedup.py --hard: true pairs within 1.13x and 4 grey levels; each of the 18 pairs of different textures
+    # the lattice route accepted without these bounds lay beyond one of them)
     max_texture_contrast_ratio: float = 1.25  # texture squares' high-pass standard deviations, either way
     max_texture_luma_shift: float = 12.0  # texture squares' mean grey levels (0..255)
     # scale x rotation steps around the frame tests' alignment (a crop window's scale is up to 2.5 % off; at 2 %
@@ -796,7 +797,7 @@ def _texture_search(a: PerceptualSignature, b: PerceptualSignature, near: Alignm
     sampled, inside = _texture_onto(a, b, moved)
     structure_a = high_pass(sampled.reshape(-1, *shape).astype(np.float32), _TEXTURE_BLUR).reshape(len(moved), -1)
     structure_b = high_pass(b.texture, _TEXTURE_BLUR).reshape(1, -1)
-    scores = _trimmed_ncc(structure_a, structure_b, inside, params.texture_trim_fraction)
+    scores = _trimmed_ncc(structure_a, structure_b, inside, params.structure_trim_fraction)
     i = int(np.argmax(scores))
     return float(scores[i]), moved[i]
 
