@@ -121,9 +121,9 @@ def report(n: int, runs: list[ColdRun]) -> None:
               + f" | {run.peak_rss / 2**20:12.0f} | {run.load:.2f}")
     beyond = [run.workers for run in runs if run.workers > CORES]
     if beyond:
-        print(f"This machine has {CORES} cores: at most {CORES} processes compute at once, so "
-              + ", ".join(map(str, beyond)) + f" worker processes cannot beat {CORES}; more workers only add"
-              " start-up, memory and contention there.")
+        print(f"This machine has {CORES} cores: at most {CORES} processes compute at once, so on a quiet machine "
+              + ", ".join(map(str, beyond)) + f" worker processes cannot beat {CORES} (they add start-up, memory and"
+              " contention); on a shared one more processes only take a bigger share of the CPU from other work.")
 
 
 def main() -> None:
