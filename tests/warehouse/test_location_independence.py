@@ -8,6 +8,7 @@ images), photocritique's post images, poems, context cases, designs, and model c
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,10 @@ RUN_COLUMNS = {
     "mtime_ns": "when `aesforge sample` wrote the file (input_file_state keeps it to skip unchanged files)",
 }
 # Timestamp columns (recorded_at, seen_at, called_at, ...) are masked by their type.
+# Notes in an activity's summary that time the run, not count the data: masked inside the JSON, the rest compared.
+RUN_NOTES = {
+    "commit_seconds": "how long the step's item-loop transactions took (bench/scale.py's committer share)",
+}
 
 # A dump scan's key derives from the file's size and mtime (a changed dump is scanned again), and each project's
 # sample was written at its own time.
@@ -130,6 +135,8 @@ def _comparable(table: str, columns: list[tuple[str, str]], rows: list[tuple]) -
             if column in RUN_COLUMNS or kind.startswith("TIMESTAMP") or (table, column) in MTIME_DERIVED:
                 values.append("<masked>")
                 continue
+            if (table, column) == ("activity", "summary") and value is not None:
+                value = json.dumps({k: "<masked>" if k in RUN_NOTES else v for k, v in json.loads(value).items()})
             values.append(repr(value))
         out.append(" | ".join(values))
     return sorted(out)
